@@ -1,0 +1,66 @@
+//! The crate's front door: load a scenario, run it, benchmark. The Python binding and any
+//! other front end use only this module.
+
+use crate::error::Error;
+use crate::scenario::{Format, Scenario};
+use crate::table::Table;
+use std::sync::atomic::AtomicBool;
+
+pub use crate::bench::{bench, bench_names, BenchResult};
+
+/// Everything a run produces.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The content of summary.json (see docs/OUTPUTS.md).
+    pub summary: serde_json::Value,
+    /// One row per flow (request).
+    pub flows: Table,
+    /// One row per directed link (output port).
+    pub ports: Table,
+    /// One row per (window, port) with throughput, plus leaf-uplink imbalance rows.
+    pub windows: Table,
+    /// Time-weighted queue-length distributions of the ports named in `measure.queue_ports`.
+    pub queues: Table,
+    /// Sampled cwnd / RTT / rate of the connections named in `measure.trace_flows`.
+    pub traces: Table,
+}
+
+/// Hooks a caller may give a run.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Called now and then with the fraction of simulated time done (0..=1). Returning false
+    /// stops the run with [`Error::Cancelled`].
+    pub progress: Option<&'a mut dyn FnMut(f64) -> bool>,
+    /// When set to true from another thread, the run stops with [`Error::Cancelled`].
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// Parse and validate a scenario (TOML or JSON text) with `path=value` overrides.
+pub fn load_scenario(text: &str, format: Format, overrides: &[(String, String)]) -> Result<Scenario, Error> {
+    Scenario::load(text, format, overrides)
+}
+
+/// Run a validated scenario.
+pub fn run(sc: &Scenario, opts: RunOptions) -> Result<RunResult, Error> {
+    crate::sim::Sim::build(sc)?.run(opts)
+}
+
+/// Names of the load-balancing schemes, as written in scenarios.
+pub fn scheme_names() -> Vec<&'static str> {
+    crate::lb::SchemeConfig::names()
+}
+
+/// Names of the workload patterns, as written in scenarios.
+pub fn workload_patterns() -> Vec<&'static str> {
+    crate::workload::WorkloadConfig::patterns()
+}
+
+/// The JSON Schema of scenario files.
+pub fn json_schema() -> String {
+    Scenario::json_schema()
+}
+
+/// The crate version.
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}

@@ -1,0 +1,103 @@
+//! Named benchmark scenarios (issue 2 / docs/BENCHMARKS.md). A benchmark, not a timed test:
+//! it reports packet-hops per second (one data or ACK packet crossing one link), events per
+//! second and peak memory; speed is judged as a ratio to `../shared/probe` measured alongside.
+
+use crate::error::Error;
+use crate::scenario::{Format, Scenario};
+use serde::Serialize;
+
+const COMMON: &str = r#"
+[switch]
+buffer = "100pkt"
+ecn_threshold = "15pkt"
+[transport]
+cc = "dctcp"
+min_rto = "1ms"
+[scheme]
+name = "ecmp"
+[[workload]]
+pattern = "permutation"
+[measure]
+window = "10ms"
+"#;
+
+/// The benchmark scenarios: (name, description, TOML).
+pub fn scenarios() -> Vec<(&'static str, &'static str, String)> {
+    vec![
+        (
+            "LS128",
+            "leaf-spine 16 leaves x 8 hosts, 8 spines, 10G, 1us/link, MTU 1500, DCTCP permutation, 200 ms",
+            format!(
+                "name = \"LS128\"\nduration = \"200ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 16\nspines = 8\nhosts_per_leaf = 8\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nhost_delay = \"1us\"\nfabric_delay = \"1us\"\n{COMMON}"
+            ),
+        ),
+        (
+            "FT432",
+            "k=12 fat-tree (432 hosts), 10G, 1us/link, MTU 9000, DCTCP permutation, 100 ms",
+            format!(
+                "name = \"FT432\"\nduration = \"100ms\"\n[topology]\nkind = \"fat-tree\"\nk = 12\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\ndelay = \"1us\"\n{}",
+                COMMON.replace("cc = \"dctcp\"", "cc = \"dctcp\"\nmtu = 9000")
+            ),
+        ),
+        (
+            "LS2048",
+            "leaf-spine 64 leaves x 32 hosts, 32 spines, 10G, 1us/link, MTU 1500, DCTCP permutation, 10 ms",
+            format!(
+                "name = \"LS2048\"\nduration = \"10ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 64\nspines = 32\nhosts_per_leaf = 32\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nhost_delay = \"1us\"\nfabric_delay = \"1us\"\n{COMMON}"
+            ),
+        ),
+    ]
+}
+
+pub fn bench_names() -> &'static [&'static str] {
+    &["LS128", "FT432", "LS2048"]
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    pub name: String,
+    pub description: String,
+    pub sim_time_s: f64,
+    pub packet_hops: u64,
+    pub events: u64,
+    pub wall_time_s: f64,
+    pub packet_hops_per_s: f64,
+    pub events_per_s: f64,
+    pub peak_rss_mb: f64,
+    pub goodput_gbps: f64,
+}
+
+/// Peak resident set of this process (Linux VmHWM), MB; 0 where unknown.
+pub fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()))
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// Run one named benchmark.
+pub fn bench(name: &str) -> Result<BenchResult, Error> {
+    let all = scenarios();
+    let (n, desc, toml) = all.iter().find(|s| s.0.eq_ignore_ascii_case(name)).ok_or_else(|| {
+        Error::config("bench", format!("unknown benchmark '{name}'; allowed: {}", bench_names().join(", ")))
+    })?;
+    let sc = Scenario::load(toml, Format::Toml, &[])?;
+    let r = crate::api::run(&sc, Default::default())?;
+    let s = &r.summary;
+    let wall = s["wall_time_s"].as_f64().unwrap_or(0.0);
+    let hops = s["packet_hops"].as_u64().unwrap_or(0);
+    let events = s["events"].as_u64().unwrap_or(0);
+    Ok(BenchResult {
+        name: n.to_string(),
+        description: desc.to_string(),
+        sim_time_s: s["sim_time_s"].as_f64().unwrap_or(0.0),
+        packet_hops: hops,
+        events,
+        wall_time_s: wall,
+        packet_hops_per_s: hops as f64 / wall.max(1e-9),
+        events_per_s: events as f64 / wall.max(1e-9),
+        peak_rss_mb: peak_rss_mb(),
+        goodput_gbps: s["goodput_gbps"].as_f64().unwrap_or(0.0),
+    })
+}

@@ -1,0 +1,157 @@
+//! Load-balancing schemes, one file each.
+//!
+//! A scheme is a [`Balancer`]: the simulation calls it at every switch that has more than one
+//! shortest-path next hop for a packet (`choose`), and, if the scheme asks for them, on every
+//! packet arriving at or leaving a switch (to read and write overlay fields, as CONGA's leaves
+//! and spines do). It sees the switch's ports (queues, DREs) through [`LbView`] and keeps its
+//! own state. Registration: one variant of [`SchemeConfig`] (serde tag `name` is the scheme's
+//! name in scenarios, tables and plots) and its arm in [`SchemeConfig::build`]. The compiler's
+//! exhaustive `match` is the registry; there is no other list of schemes.
+
+mod ecmp;
+mod spray;
+
+pub use ecmp::EcmpConfig;
+pub use spray::SprayConfig;
+
+use crate::error::Error;
+use crate::net::dre::DreParams;
+use crate::net::packet::Packet;
+use crate::net::port::Port;
+use crate::net::routing::Routes;
+use crate::net::topology::Graph;
+use crate::units::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What a scheme may see of the network at a decision.
+pub struct LbView<'a> {
+    pub now: Time,
+    pub g: &'a Graph,
+    pub routes: &'a Routes,
+    pub ports: &'a mut [Port],
+    pub dre: &'a DreParams,
+}
+
+/// Where the overlay header is present on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OverlayMode {
+    /// No encapsulation.
+    None,
+    /// Added by the source ToR, removed by the destination ToR (CONGA).
+    Leaf,
+}
+
+pub trait Balancer {
+    /// Pick one of `cands` (at least two directed links) for `pkt` at switch `sw`.
+    fn choose(&mut self, v: &mut LbView, sw: u32, pkt: &mut Packet, cands: &[u32]) -> u32;
+    /// Whether [`Balancer::on_arrival`] and [`Balancer::on_departure`] should be called.
+    fn wants_switch_hooks(&self) -> bool {
+        false
+    }
+    /// A packet arrived at switch `sw` over `in_link`.
+    fn on_arrival(&mut self, _v: &mut LbView, _sw: u32, _in_link: u32, _pkt: &mut Packet) {}
+    /// A packet is about to be queued on `out_link` of switch `sw`.
+    fn on_departure(&mut self, _v: &mut LbView, _sw: u32, _out_link: u32, _pkt: &mut Packet) {}
+    fn overlay(&self) -> OverlayMode {
+        OverlayMode::None
+    }
+}
+
+/// The load-balancing scheme of a run (`[scheme]`, selected by `name`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "name", rename_all = "kebab-case")]
+pub enum SchemeConfig {
+    /// Per-flow ECMP: hash of the 5-tuple (salted per switch) picks the next hop.
+    Ecmp(EcmpConfig),
+    /// Per-packet random spraying over all shortest-path next hops.
+    Spray(SprayConfig),
+}
+
+impl Default for SchemeConfig {
+    fn default() -> Self {
+        SchemeConfig::Ecmp(EcmpConfig {})
+    }
+}
+
+/// What a scheme is built from.
+pub struct BuildCtx<'a> {
+    pub g: &'a Graph,
+    pub seed: u64,
+    pub ecmp_salt: bool,
+}
+
+impl SchemeConfig {
+    pub fn validate(&self, _path: &str) -> Result<(), Error> {
+        match self {
+            SchemeConfig::Ecmp(_) | SchemeConfig::Spray(_) => Ok(()),
+        }
+    }
+    pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Balancer> {
+        match self {
+            SchemeConfig::Ecmp(c) => Box::new(c.build(ctx)),
+            SchemeConfig::Spray(c) => Box::new(c.build(ctx)),
+        }
+    }
+    /// The scheme's name as written in scenarios.
+    pub fn name(&self) -> String {
+        let v = serde_json::to_value(self).expect("scheme serialises");
+        v["name"].as_str().unwrap_or("?").to_string()
+    }
+    /// All scheme names, read from this enum's schema.
+    pub fn names() -> Vec<&'static str> {
+        tag_names::<SchemeConfig>("name")
+    }
+}
+
+/// The values of the tag field `tag` of an internally tagged enum, from its JSON Schema.
+pub fn tag_names<T: JsonSchema>(tag: &str) -> Vec<&'static str> {
+    let schema = serde_json::to_value(schemars::schema_for!(T)).expect("schema");
+    let mut out = vec![];
+    if let Some(variants) = schema["oneOf"].as_array() {
+        for v in variants {
+            let tags = &v["properties"][tag]["enum"];
+            if let Some(arr) = tags.as_array() {
+                for t in arr {
+                    if let Some(s) = t.as_str() {
+                        out.push(&*Box::leak(s.to_string().into_boxed_str()));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Per-switch ECMP salt: a stable function of the switch id (0 when salting is off).
+pub fn ecmp_salt(sw: u32, on: bool) -> u64 {
+    if on {
+        crate::rng::hash64(0xEC_3B00 ^ ((sw as u64) << 20))
+    } else {
+        0
+    }
+}
+
+/// ECMP next hop for `pkt` among `cands` at a switch with `salt`.
+#[inline]
+pub fn ecmp_pick(pkt: &Packet, salt: u64, cands: &[u32]) -> u32 {
+    let key = pkt.five_tuple() ^ ((pkt.overlay.path as u64) << 32);
+    let h = crate::rng::hash64(key ^ salt);
+    cands[((h >> 32) * cands.len() as u64 >> 32) as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn names_come_from_the_enum() {
+        let n = SchemeConfig::names();
+        assert!(n.contains(&"ecmp") && n.contains(&"spray"), "{n:?}");
+        assert_eq!(SchemeConfig::default().name(), "ecmp");
+    }
+    #[test]
+    fn unknown_scheme_is_rejected_with_the_allowed_names() {
+        let e = serde_json::from_str::<SchemeConfig>("{\"name\": \"magic\"}").unwrap_err().to_string();
+        assert!(e.contains("magic") && e.contains("ecmp"), "{e}");
+    }
+}

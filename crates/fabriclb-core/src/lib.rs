@@ -1,0 +1,31 @@
+//! fabriclb-core: a packet-level simulator of datacenter fabrics and their load balancers.
+//!
+//! Layers, bottom up (each may use only the layers above it in this list):
+//! - [`units`], [`rng`], [`error`], [`table`]: plain values, no simulation state.
+//! - [`engine`]: time and the pending-event set (ordering contract in its docs).
+//! - [`net`]: topology, routing, packets, output ports, DRE.
+//! - [`transport`]: TCP endpoints and congestion controllers.
+//! - [`lb`]: load-balancing schemes, one file each, plugged into switch and host hooks.
+//! - [`workload`]: flow-size CDFs and traffic generators.
+//! - [`scenario`]: the validated input.
+//! - [`sim`]: the world that wires them together and runs the event loop; [`stats`] turns its
+//!   counters into tables. [`api`] is the front door; [`bench`] the named benchmarks.
+//!
+//! No global state: everything lives in a `Sim` value; two simulations never interact.
+
+pub mod api;
+pub mod bench;
+pub mod engine;
+pub mod error;
+pub mod lb;
+pub mod net;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod stats;
+pub mod table;
+pub mod transport;
+pub mod units;
+pub mod workload;
+
+pub use error::Error;

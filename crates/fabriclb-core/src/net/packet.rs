@@ -1,0 +1,175 @@
+//! Packets: a compact fixed-size record kept in an arena; events carry arena indices.
+//!
+//! Wire accounting (bytes that occupy a buffer are the Ethernet frame; bytes that occupy the
+//! wire add preamble and inter-frame gap):
+//! - frame = max(64, 14 Ethernet + 20 IP + 20 TCP + payload + 4 FCS) [+ 50 overlay]
+//! - wire  = frame + 20 (8 preamble + 12 inter-frame gap)
+//! - MSS   = MTU - 40
+//! The overlay (VXLAN-like: outer Ethernet 14 + IP 20 + UDP 8 + VXLAN 8 = 50 bytes) carries the
+//! CONGA fields and room for edge-scheme fields; it is counted only on links where it is
+//! present (leaf-to-leaf for in-network schemes, host-to-host for edge schemes).
+//! TCP options (SACK, timestamps) are not counted on the wire.
+//!
+//! The arena allocates nothing per packet once warmed up: freed slots are reused.
+
+use crate::units::Time;
+
+pub type PktId = u32;
+
+pub const ETH_HDR: u32 = 14;
+pub const ETH_FCS: u32 = 4;
+pub const IP_TCP_HDR: u32 = 40;
+pub const MIN_FRAME: u32 = 64;
+pub const PREAMBLE_IFG: u32 = 20;
+pub const OVERLAY_HDR: u32 = 50;
+
+/// Ethernet frame bytes of a TCP segment with `payload` bytes (without overlay).
+#[inline]
+pub fn frame_bytes(payload: u32) -> u32 {
+    (ETH_HDR + IP_TCP_HDR + payload + ETH_FCS).max(MIN_FRAME)
+}
+
+pub mod flags {
+    pub const SYN: u8 = 1;
+    pub const ACK: u8 = 2;
+    /// ECN-capable transport (ECT) set by the sender.
+    pub const ECT: u8 = 4;
+    /// Congestion Experienced, set by a switch.
+    pub const CE: u8 = 8;
+    /// ECN-Echo in an ACK.
+    pub const ECE: u8 = 16;
+    /// Carries the overlay header on the current link.
+    pub const OVERLAY: u8 = 32;
+    /// Gray failure: corrupted on the current link, dropped on arrival.
+    pub const CORRUPT: u8 = 64;
+}
+
+/// Overlay header fields (CONGA §3.1) and room for edge schemes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Overlay {
+    /// Source leaf's uplink index (CONGA LBTag).
+    pub lbtag: u8,
+    /// Path congestion, max of link metrics along the path (CONGA CE).
+    pub ce: u8,
+    /// Feedback: which LBTag `fb_metric` is for; `fb_valid` says whether there is feedback.
+    pub fb_lbtag: u8,
+    pub fb_metric: u8,
+    pub fb_valid: bool,
+    /// Source ToR (tunnel endpoint) index.
+    pub src_tor: u16,
+    /// Path label chosen at the source (edge schemes: overlay source port; Expeditus: path).
+    pub path: u16,
+    /// Edge-scheme feedback fields (e.g. EMAN FB_Path_ID / FB_Path_RRate).
+    pub aux: [u32; 2],
+    pub aux_flags: u8,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Packet {
+    /// Connection (TCP endpoint pair) index.
+    pub conn: u32,
+    /// Source and destination hosts.
+    pub src: u32,
+    pub dst: u32,
+    pub sport: u16,
+    pub dport: u16,
+    /// Frame bytes (what a buffer holds).
+    pub size: u32,
+    /// TCP payload bytes.
+    pub payload: u32,
+    /// Sequence number of the first payload byte (data) — 64-bit, never wraps.
+    pub seq: u64,
+    /// Cumulative acknowledgement (ACKs).
+    pub ack: u64,
+    /// SACK blocks as [start, end) offsets above `ack`; (0, 0) = empty.
+    pub sack: [(u32, u32); 3],
+    /// Send timestamp (data) or echoed timestamp (ACK), for RTT samples.
+    pub ts: Time,
+    pub flags: u8,
+    /// Sender-side send count of this segment (1 = first transmission), for reporting.
+    pub tx_count: u8,
+    /// Switch hops so far (a guard against loops).
+    pub hops: u8,
+    /// Epoch of the link the packet is on; a mismatch on arrival means the link failed under it.
+    pub link_epoch: u32,
+    /// Running hash of the ports taken, for counting path changes at the receiver.
+    pub path_hash: u32,
+    pub overlay: Overlay,
+}
+
+impl Packet {
+    #[inline]
+    pub fn is(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    /// Bytes the packet occupies on the wire (frame + preamble + gap).
+    #[inline]
+    pub fn wire_bytes(&self) -> u32 {
+        self.size + PREAMBLE_IFG
+    }
+    /// The 5-tuple hash input (protocol is always TCP).
+    #[inline]
+    pub fn five_tuple(&self) -> u64 {
+        ((self.src as u64) << 40) ^ ((self.dst as u64) << 16) ^ ((self.sport as u64) << 48) ^ (self.dport as u64)
+    }
+}
+
+/// Slab of packets with a free list.
+#[derive(Default)]
+pub struct Arena {
+    slots: Vec<Packet>,
+    free: Vec<PktId>,
+}
+
+impl Arena {
+    #[inline]
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        if let Some(i) = self.free.pop() {
+            self.slots[i as usize] = p;
+            i
+        } else {
+            self.slots.push(p);
+            (self.slots.len() - 1) as PktId
+        }
+    }
+    #[inline]
+    pub fn free(&mut self, id: PktId) {
+        self.free.push(id);
+    }
+    #[inline]
+    pub fn get(&self, id: PktId) -> &Packet {
+        &self.slots[id as usize]
+    }
+    #[inline]
+    pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id as usize]
+    }
+    /// Packets currently allocated (in flight somewhere).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn frame_sizes() {
+        assert_eq!(frame_bytes(1460), 1518);
+        assert_eq!(frame_bytes(0), 64); // a bare ACK is padded to the minimum frame
+        assert_eq!(frame_bytes(8960), 9018);
+    }
+    #[test]
+    fn arena_reuses_slots() {
+        let mut a = Arena::default();
+        let x = a.alloc(Packet::default());
+        let y = a.alloc(Packet::default());
+        assert_eq!(a.live(), 2);
+        a.free(x);
+        assert_eq!(a.live(), 1);
+        let z = a.alloc(Packet { conn: 7, ..Default::default() });
+        assert_eq!(z, x);
+        assert_eq!(a.get(z).conn, 7);
+        assert_ne!(y, z);
+    }
+}

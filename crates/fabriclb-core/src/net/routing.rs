@@ -1,0 +1,143 @@
+//! Shortest-path routing with ECMP groups per destination ToR.
+//!
+//! For every switch and every ToR (a switch with hosts), the group of output ports that lie
+//! on a shortest path over links that are up; parallel links are separate members. Built by one
+//! reverse BFS per ToR. Recomputed by the simulation when link state changes (after the
+//! configured detection delay). Reads the graph and a link-up mask; owns no runtime state.
+
+use super::topology::Graph;
+
+#[derive(Clone, Debug, Default)]
+pub struct Routes {
+    /// tor index of each node, u32::MAX when the node has no hosts.
+    pub tor_index: Vec<u32>,
+    pub n_tors: u32,
+    /// (offset, len) into `members` for [switch node * n_tors + tor].
+    groups: Vec<(u32, u32)>,
+    members: Vec<u32>,
+    /// Hop distance (in switch hops) from each node to each ToR, u32::MAX if unreachable.
+    dist: Vec<u32>,
+}
+
+impl Routes {
+    pub fn compute(g: &Graph, up: &[bool]) -> Routes {
+        let n = g.nodes.len();
+        let mut tor_index = vec![u32::MAX; n];
+        let mut tors = vec![];
+        for &t in &g.host_tor {
+            if tor_index[t as usize] == u32::MAX {
+                tor_index[t as usize] = tors.len() as u32;
+                tors.push(t);
+            }
+        }
+        // Keep ToR numbering in node order for stability.
+        tors.sort_unstable();
+        for (i, &t) in tors.iter().enumerate() {
+            tor_index[t as usize] = i as u32;
+        }
+        let nt = tors.len();
+        let mut dist = vec![u32::MAX; n * nt];
+        let mut groups = vec![(0u32, 0u32); n * nt];
+        let mut members = vec![];
+        let mut queue = std::collections::VecDeque::new();
+        for (ti, &t) in tors.iter().enumerate() {
+            let d = |v: usize| v * nt + ti;
+            dist[d(t as usize)] = 0;
+            queue.clear();
+            queue.push_back(t);
+            while let Some(v) = queue.pop_front() {
+                let dv = dist[d(v as usize)];
+                for &l in &g.nodes[v as usize].ports {
+                    let r = g.links[l as usize].reverse; // u -> v
+                    let u = g.links[r as usize].from;
+                    if !up[r as usize] || g.is_host(u) || dist[d(u as usize)] != u32::MAX {
+                        continue;
+                    }
+                    dist[d(u as usize)] = dv + 1;
+                    queue.push_back(u);
+                }
+            }
+            for u in g.n_hosts as usize..n {
+                let du = dist[d(u)];
+                if du == u32::MAX || du == 0 {
+                    continue;
+                }
+                let off = members.len() as u32;
+                for &l in &g.nodes[u].ports {
+                    let v = g.links[l as usize].to as usize;
+                    if up[l as usize] && !g.is_host(v as u32) && dist[d(v)] == du - 1 {
+                        members.push(l);
+                    }
+                }
+                groups[d(u)] = (off, members.len() as u32 - off);
+            }
+        }
+        Routes { tor_index, n_tors: nt as u32, groups, members, dist }
+    }
+
+    /// Candidate output ports at switch `sw` toward ToR `tor` (empty when unreachable).
+    #[inline]
+    pub fn group(&self, sw: u32, tor: u32) -> &[u32] {
+        let (o, l) = self.groups[sw as usize * self.n_tors as usize + tor as usize];
+        &self.members[o as usize..(o + l) as usize]
+    }
+
+    /// Switch hops from node `sw` to ToR `tor`.
+    pub fn distance(&self, sw: u32, tor: u32) -> u32 {
+        self.dist[sw as usize * self.n_tors as usize + tor as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::topology::*;
+    use crate::units::*;
+
+    #[test]
+    fn ecmp_groups_table() {
+        let c = TopologyConfig::LeafSpine(LeafSpineConfig {
+            leaves: 2, spines: 2, hosts_per_leaf: 1, host_rate: Rate(1), fabric_rate: Rate(1), links_per_pair: 2,
+            host_delay: Duration(1), fabric_delay: Duration(1),
+        });
+        let g = c.build().unwrap();
+        let mut up = vec![true; g.links.len()];
+        let r = Routes::compute(&g, &up);
+        let l0 = g.node_id("L0").unwrap();
+        let s1 = g.node_id("S1").unwrap();
+        let l1 = g.node_id("L1").unwrap();
+        let t1 = r.tor_index[l1 as usize];
+        assert_eq!(r.group(l0, t1).len(), 4); // 2 spines x 2 parallel links
+        assert_eq!(r.group(s1, t1).len(), 2);
+        // one S1-L1 link down (both directions): S1 keeps 1 link to L1, L0 keeps all 4 uplinks
+        for l in g.resolve_link("S1-L1#0", "x").unwrap() {
+            up[l as usize] = false;
+        }
+        let r = Routes::compute(&g, &up);
+        assert_eq!(r.group(s1, t1).len(), 1);
+        assert_eq!(r.group(l0, t1).len(), 4);
+        // both S1-L1 links down: L0 uses only S0
+        for l in g.resolve_link("S1->L1#1", "x").unwrap() {
+            up[l as usize] = false;
+        }
+        let r = Routes::compute(&g, &up);
+        assert_eq!(r.group(l0, t1).len(), 2);
+        for &p in r.group(l0, t1) {
+            assert_eq!(g.nodes[g.links[p as usize].to as usize].name, "S0");
+        }
+    }
+
+    #[test]
+    fn fat_tree_distances() {
+        let g = TopologyConfig::FatTree(FatTreeConfig { k: 4, oversubscription: 1, host_rate: Rate(1), fabric_rate: Rate(1), delay: Duration(1) }).build().unwrap();
+        let r = Routes::compute(&g, &vec![true; g.links.len()]);
+        let e00 = g.node_id("E0_0").unwrap();
+        let e01 = r.tor_index[g.node_id("E0_1").unwrap() as usize];
+        let e10 = r.tor_index[g.node_id("E1_0").unwrap() as usize];
+        assert_eq!(r.distance(e00, e01), 2);
+        assert_eq!(r.distance(e00, e10), 4);
+        assert_eq!(r.group(e00, e10).len(), 2);
+        let a00 = g.node_id("A0_0").unwrap();
+        assert_eq!(r.group(a00, e10).len(), 2); // two cores
+    }
+}

@@ -1,0 +1,416 @@
+//! Scenario: the one input of a run, in human units, and its validation.
+//!
+//! A scenario arrives as TOML text, JSON text or an already-parsed value tree (Python dicts
+//! come as JSON). `--set path=value` overrides are applied to the value tree, then the tree is
+//! deserialised with unknown fields rejected and every error located by its dotted path.
+//! Range checks that serde cannot express live in [`Scenario::validate`]. After this layer,
+//! nothing downstream re-checks user input.
+//!
+//! This layer may read the configuration types of other layers (topology, transport,
+//! scheme, workload) but never builds a network or runs anything.
+
+use crate::error::Error;
+use crate::lb::SchemeConfig;
+use crate::net::topology::TopologyConfig;
+use crate::transport::TransportConfig;
+use crate::units::{BufSize, Duration, Rate};
+use crate::workload::WorkloadConfig;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A complete simulation scenario.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name shown in reports.
+    #[serde(default)]
+    pub name: String,
+    /// Master seed. Every random component draws from its own stream derived from
+    /// (seed, component id), so the same scenario and seed give identical results.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time during which flows arrive (e.g. "200ms").
+    pub duration: Duration,
+    /// Flows that start before this time are run but left out of the summaries.
+    #[serde(default = "zero_dur")]
+    pub warmup: Duration,
+    /// After `duration`, the run continues without new arrivals for at most this long so that
+    /// started flows can finish; flows still open then are reported as unfinished.
+    #[serde(default = "zero_dur")]
+    pub drain: Duration,
+    /// The fabric.
+    pub topology: TopologyConfig,
+    /// Switch port defaults: buffers, ECN.
+    #[serde(default)]
+    pub switch: SwitchConfig,
+    /// Routing: ECMP hashing and reaction to failures.
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    /// Host transport (TCP).
+    #[serde(default)]
+    pub transport: TransportConfig,
+    /// The load-balancing scheme.
+    #[serde(default)]
+    pub scheme: SchemeConfig,
+    /// Traffic sources; several may run at once.
+    #[serde(default)]
+    pub workload: Vec<WorkloadConfig>,
+    /// Link failures, degradations, gray failures, recoveries and flaps.
+    #[serde(default)]
+    pub failures: Vec<FailureConfig>,
+    /// What to measure beyond the always-on per-flow and per-port records.
+    #[serde(default)]
+    pub measure: MeasureConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn zero_dur() -> Duration {
+    Duration(0)
+}
+
+/// Output-queue settings shared by all switch ports (hosts' NICs are not switch ports).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Per-port drop-tail limit (dedicated buffer), in full-size packets ("100pkt") or bytes.
+    #[serde(default = "default_buffer")]
+    pub buffer: BufSize,
+    /// ECN marking threshold K on the instantaneous queue (DCTCP style); "0pkt" disables marking.
+    #[serde(default = "default_ecn")]
+    pub ecn_threshold: BufSize,
+    /// Optional shared buffer: when set, all ports of a switch draw from this pool with the
+    /// dynamic threshold of Choudhury and Hahne: a port may queue up to `shared_alpha` times
+    /// the free pool (and never more than `buffer`, if that is smaller).
+    #[serde(default)]
+    pub shared_buffer: Option<BufSize>,
+    /// Dynamic-threshold alpha for the shared buffer (> 0).
+    #[serde(default = "default_alpha")]
+    pub shared_alpha: f64,
+    /// DRE decrement period T_dre (CONGA §3.2). With `dre_alpha` = 1/8 the default gives the
+    /// paper's τ = T_dre/α = 160 µs.
+    #[serde(default = "default_dre_period")]
+    pub dre_period: Duration,
+    /// DRE multiplicative decrease α, in (0, 1). 1/8 is a shift in hardware.
+    #[serde(default = "default_dre_alpha")]
+    pub dre_alpha: f64,
+}
+fn default_dre_period() -> Duration {
+    Duration(20 * crate::units::PS_PER_US)
+}
+fn default_dre_alpha() -> f64 {
+    0.125
+}
+fn default_buffer() -> BufSize {
+    BufSize::Packets(100)
+}
+fn default_ecn() -> BufSize {
+    BufSize::Packets(0)
+}
+fn default_alpha() -> f64 {
+    1.0
+}
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer: default_buffer(),
+            ecn_threshold: default_ecn(),
+            shared_buffer: None,
+            shared_alpha: default_alpha(),
+            dre_period: default_dre_period(),
+            dre_alpha: default_dre_alpha(),
+        }
+    }
+}
+
+/// Routing settings.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    /// Salt each switch's ECMP hash with its own id. Without it, every hop of a multi-tier
+    /// fabric makes the same choice and ECMP polarises.
+    #[serde(default = "yes")]
+    pub ecmp_salt: bool,
+    /// Time between a link state change and the routing tables following it ("0us" = at once).
+    #[serde(default = "zero_dur")]
+    pub detection_delay: Duration,
+}
+fn yes() -> bool {
+    true
+}
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig { ecmp_salt: true, detection_delay: Duration(0) }
+    }
+}
+
+/// What happens to a link (both directions unless `direction` says otherwise).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// The link is down.
+    Down,
+    /// The link runs at `rate` instead of its nominal rate.
+    Degrade,
+    /// Each packet is lost with probability `loss` (gray failure).
+    Lossy,
+    /// The link alternates down/up with period `period` (down for the first half).
+    Flap,
+}
+
+/// One link event. `link` names the link as "A-B" (e.g. "L1-S1") with an optional "#i" to pick
+/// the i-th of several parallel links (default #0); "A-B#*" selects all parallel links.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FailureConfig {
+    /// The link, "A-B" or "A-B#i" or "A-B#*"; or "random:N" for N distinct fabric links chosen
+    /// with the scenario seed (CONGA Fig. 16).
+    pub link: String,
+    pub kind: FailureKind,
+    /// When it starts (default: from the beginning).
+    #[serde(default = "zero_dur")]
+    pub at: Duration,
+    /// When it ends and the link recovers (default: never).
+    #[serde(default)]
+    pub until: Option<Duration>,
+    /// New rate, for `degrade`.
+    #[serde(default)]
+    pub rate: Option<Rate>,
+    /// Loss probability in (0, 1], for `lossy`.
+    #[serde(default)]
+    pub loss: Option<f64>,
+    /// Flap period, for `flap`.
+    #[serde(default)]
+    pub period: Option<Duration>,
+    /// "both" (default), "forward" (A to B only) or "reverse".
+    #[serde(default = "both")]
+    pub direction: String,
+}
+fn both() -> String {
+    "both".into()
+}
+
+/// Optional measurements.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureConfig {
+    /// Width of the throughput / imbalance windows.
+    #[serde(default = "default_window")]
+    pub window: Duration,
+    /// Ports whose time-weighted queue-length distribution is recorded, as "A->B" or
+    /// "A->B#i" (e.g. "S1->L1"); "fabric" selects every switch-to-switch port.
+    #[serde(default)]
+    pub queue_ports: Vec<String>,
+    /// Connection ids whose cwnd / RTT / rate are traced.
+    #[serde(default)]
+    pub trace_flows: Vec<u32>,
+    /// Sampling interval of the flow traces.
+    #[serde(default = "default_trace_interval")]
+    pub trace_interval: Duration,
+    /// Write a pcap packet trace of these links ("A->B") to `pcap_file`.
+    #[serde(default)]
+    pub pcap_links: Vec<String>,
+    /// Path of the pcap file (relative to the working directory).
+    #[serde(default)]
+    pub pcap_file: Option<String>,
+    /// Check invariants (packet conservation, queue <= capacity, no event in the past) as
+    /// the run goes, failing the run on a violation. Cheap; on by default.
+    #[serde(default = "yes")]
+    pub check_invariants: bool,
+}
+fn default_window() -> Duration {
+    Duration(10 * crate::units::PS_PER_MS)
+}
+fn default_trace_interval() -> Duration {
+    Duration(100 * crate::units::PS_PER_US)
+}
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig {
+            window: default_window(),
+            queue_ports: vec![],
+            trace_flows: vec![],
+            trace_interval: default_trace_interval(),
+            pcap_links: vec![],
+            pcap_file: None,
+            check_invariants: true,
+        }
+    }
+}
+
+/// Which format a scenario text is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Toml,
+    Json,
+}
+
+impl Scenario {
+    /// Parse a scenario from text, apply `--set path=value` overrides, deserialise and
+    /// validate. Every error names the field and what is allowed.
+    pub fn load(text: &str, format: Format, overrides: &[(String, String)]) -> Result<Scenario, Error> {
+        if text.trim().is_empty() {
+            return Err(Error::config("", "the scenario is empty; it needs at least `duration`, `topology` and a `workload`"));
+        }
+        let mut tree: serde_json::Value = match format {
+            Format::Toml => {
+                let v: toml::Value = toml::from_str(text).map_err(|e| Error::Syntax(format!("TOML syntax error: {e}")))?;
+                serde_json::to_value(v).map_err(|e| Error::Syntax(e.to_string()))?
+            }
+            Format::Json => serde_json::from_str(text).map_err(|e| Error::Syntax(format!("JSON syntax error: {e}")))?,
+        };
+        for (path, value) in overrides {
+            apply_override(&mut tree, path, value)?;
+        }
+        Self::from_value(tree)
+    }
+
+    /// Deserialise and validate a value tree.
+    pub fn from_value(tree: serde_json::Value) -> Result<Scenario, Error> {
+        let sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
+            let path = e.path().to_string();
+            Error::config(if path == "." { "" } else { &path }, e.inner().to_string())
+        })?;
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    /// Canonical JSON: sorted keys, units in canonical form. Used for cache keys and metadata.
+    pub fn canonical_json(&self) -> String {
+        let v = serde_json::to_value(self).expect("scenario serialises");
+        serde_json::to_string(&sort_keys(v)).expect("json")
+    }
+
+    /// Range checks that need more than one field or that serde cannot express.
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.duration.0 == 0 {
+            return Err(Error::config("duration", "must be > 0 (e.g. \"100ms\")"));
+        }
+        if self.warmup.0 >= self.duration.0 {
+            return Err(Error::config("warmup", format!("must be shorter than duration ({})", self.duration)));
+        }
+        if !(self.switch.shared_alpha > 0.0 && self.switch.shared_alpha.is_finite()) {
+            return Err(Error::config("switch.shared_alpha", "must be a finite number > 0"));
+        }
+        if !(self.switch.dre_alpha > 0.0 && self.switch.dre_alpha < 1.0) {
+            return Err(Error::config("switch.dre_alpha", "must be in (0, 1)"));
+        }
+        if self.switch.dre_period.0 == 0 {
+            return Err(Error::config("switch.dre_period", "must be > 0"));
+        }
+        if self.switch.buffer.bytes(1) == 0 {
+            return Err(Error::config("switch.buffer", "must be > 0"));
+        }
+        if self.measure.window.0 == 0 {
+            return Err(Error::config("measure.window", "must be > 0"));
+        }
+        if self.measure.trace_interval.0 == 0 {
+            return Err(Error::config("measure.trace_interval", "must be > 0"));
+        }
+        if !self.measure.pcap_links.is_empty() && self.measure.pcap_file.is_none() {
+            return Err(Error::config("measure.pcap_file", "is required when measure.pcap_links is set"));
+        }
+        self.topology.validate("topology")?;
+        self.transport.validate("transport")?;
+        self.scheme.validate("scheme")?;
+        for (i, w) in self.workload.iter().enumerate() {
+            w.validate(&format!("workload[{i}]"))?;
+        }
+        for (i, f) in self.failures.iter().enumerate() {
+            let p = format!("failures[{i}]");
+            if let Some(u) = f.until {
+                if u.0 <= f.at.0 {
+                    return Err(Error::config(&format!("{p}.until"), "must be later than `at`"));
+                }
+            }
+            match f.kind {
+                FailureKind::Degrade => match f.rate {
+                    Some(r) if r.0 > 0 => {}
+                    _ => return Err(Error::config(&format!("{p}.rate"), "a degrade needs a rate > 0 (e.g. \"10Gbps\"); use kind = \"down\" for a dead link")),
+                },
+                FailureKind::Lossy => match f.loss {
+                    Some(l) if l > 0.0 && l <= 1.0 => {}
+                    _ => return Err(Error::config(&format!("{p}.loss"), "a lossy link needs loss in (0, 1]")),
+                },
+                FailureKind::Flap => match f.period {
+                    Some(d) if d.0 > 0 => {}
+                    _ => return Err(Error::config(&format!("{p}.period"), "a flap needs a period > 0")),
+                },
+                FailureKind::Down => {}
+            }
+            if !["both", "forward", "reverse"].contains(&f.direction.as_str()) {
+                return Err(Error::config(&format!("{p}.direction"), format!("'{}' is not allowed; allowed: both, forward, reverse", f.direction)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The JSON Schema of scenario files (generated from these types).
+    pub fn json_schema() -> String {
+        let schema = schemars::schema_for!(Scenario);
+        serde_json::to_string_pretty(&schema).expect("schema")
+    }
+}
+
+fn sort_keys(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<_> = m.into_iter().collect();
+            keys.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(keys.into_iter().map(|(k, v)| (k, sort_keys(v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.into_iter().map(sort_keys).collect()),
+        x => x,
+    }
+}
+
+/// Apply `path=value` to the tree. The path is dotted, with `[i]` for array elements
+/// (`workload[0].load`). The value is parsed as a TOML value when it can be ("0.6", "true",
+/// "\"10Gbps\"") and taken as a plain string otherwise ("10Gbps").
+pub fn apply_override(tree: &mut serde_json::Value, path: &str, value: &str) -> Result<(), Error> {
+    use serde_json::Value;
+    let parsed: Value = match toml::from_str::<toml::Value>(&format!("v = {value}")) {
+        Ok(t) => serde_json::to_value(t.get("v").cloned().unwrap_or(toml::Value::String(value.into()))).unwrap(),
+        Err(_) => Value::String(value.to_string()),
+    };
+    let mut cur = tree;
+    let parts: Vec<&str> = path.split('.').collect();
+    if path.is_empty() || parts.iter().any(|p| p.is_empty()) {
+        return Err(Error::config(path, "an override path must be dotted field names, e.g. workload[0].load=0.6"));
+    }
+    for (n, part) in parts.iter().enumerate() {
+        let last = n + 1 == parts.len();
+        let (name, index) = match part.find('[') {
+            Some(i) if part.ends_with(']') => {
+                let idx: usize = part[i + 1..part.len() - 1]
+                    .parse()
+                    .map_err(|_| Error::config(path, format!("'{part}' has a bad index")))?;
+                (&part[..i], Some(idx))
+            }
+            _ => (*part, None),
+        };
+        let obj = cur.as_object_mut().ok_or_else(|| Error::config(path, format!("'{name}' is not inside a table")))?;
+        if index.is_none() && last {
+            obj.insert(name.to_string(), parsed);
+            return Ok(());
+        }
+        let entry = obj.entry(name.to_string()).or_insert_with(|| if index.is_some() { Value::Array(vec![]) } else { Value::Object(Default::default()) });
+        cur = match index {
+            Some(i) => {
+                let arr = entry.as_array_mut().ok_or_else(|| Error::config(path, format!("'{name}' is not a list")))?;
+                if i >= arr.len() {
+                    return Err(Error::config(path, format!("index {i} is out of range: '{name}' has {} entries", arr.len())));
+                }
+                if last {
+                    arr[i] = parsed;
+                    return Ok(());
+                }
+                &mut arr[i]
+            }
+            None => entry,
+        };
+    }
+    Ok(())
+}

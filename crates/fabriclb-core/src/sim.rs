@@ -1,0 +1,891 @@
+//! The simulated world: builds every layer from a scenario and runs the event loop.
+//!
+//! Event kinds (one `match` dispatches them):
+//! - `Arrive { pkt, link }`: the packet's last bit reaches the far end of `link`. Counts one
+//!   packet-hop. At a switch the packet is routed and offered to an output port at once (output
+//!   queueing, no switching delay); at a host it goes to its TCP endpoint.
+//! - TCP timers (`Rto`, `DelAck`, `AppWake`): each connection has at most one pending event per
+//!   timer; deadlines move freely in the connection and the event re-arms itself when it fires
+//!   early (lazy timers), so an ACK never touches the event set.
+//! - `Flow`: start the next flows of the pre-generated, time-sorted workload.
+//! - `Link`/`Reroute`: link state changes and the routing update that follows after the
+//!   detection delay.
+//! - `Window`, `Trace`, `Mark`: measurement windows, flow-trace samples, warm-up and end marks.
+//!
+//! Invariants checked as the run goes (when `measure.check_invariants`): every packet created
+//! is delivered, dropped or still in flight (`sent = delivered + dropped + live`); no queue
+//! exceeds its limit; no event is scheduled in the past. A violation ends the run with
+//! `Error::Invariant`.
+
+use crate::api::{RunOptions, RunResult};
+use crate::engine::EventQueue;
+use crate::error::Error;
+use crate::lb::{Balancer, BuildCtx, LbView, OverlayMode};
+use crate::net::dre::DreParams;
+use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR};
+use crate::net::port::{Enqueue, Port, QueueHist};
+use crate::net::routing::Routes;
+use crate::net::topology::{Graph, Role};
+use crate::rng::{stream, Rng};
+use crate::scenario::{FailureKind, Scenario};
+use crate::transport::tcp::{Conn, Events, NEVER};
+use crate::transport::TcpParams;
+use crate::units::Time;
+use crate::workload::{ConnPolicy, FlowSpec, GenCtx};
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Ev {
+    Arrive { pkt: PktId, link: u32 },
+    Flow,
+    Rto { conn: u32 },
+    DelAck { conn: u32 },
+    AppWake { conn: u32 },
+    Link { idx: u32 },
+    Reroute,
+    Window,
+    Trace,
+    Mark { which: u8 },
+}
+
+#[derive(Clone, Debug)]
+enum LinkAction {
+    Down,
+    Up,
+    Rate(u64),
+    Loss(f64),
+}
+
+#[derive(Clone, Debug)]
+struct LinkChange {
+    t: Time,
+    links: Vec<u32>,
+    action: LinkAction,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Timers {
+    rto: Time,
+    delack: Time,
+    app: Time,
+}
+
+/// One flow's record.
+#[derive(Clone, Debug)]
+pub(crate) struct FlowRec {
+    pub spec: FlowSpec,
+    pub conn: u32,
+    pub end: Time,
+    pub new_conn: bool,
+    base: [u64; 4],
+    pub counts: [u64; 4],
+}
+
+/// Counters of the whole run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Counters {
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub hops: u64,
+    pub events: u64,
+    /// In-order payload bytes delivered to receiving applications.
+    pub app_bytes: u64,
+    pub app_bytes_at_warmup: u64,
+    pub app_bytes_at_end: u64,
+    pub no_route_drops: u64,
+}
+
+/// Rows of the windows table, built as the run goes.
+#[derive(Default)]
+pub(crate) struct WindowRows {
+    pub window: Vec<u64>,
+    pub t_start_ms: Vec<f64>,
+    pub name: Vec<String>,
+    pub kind: Vec<String>,
+    pub tx_bytes: Vec<u64>,
+    pub throughput_gbps: Vec<f64>,
+    pub utilization: Vec<f64>,
+    pub imbalance: Vec<f64>,
+}
+
+#[derive(Default)]
+pub(crate) struct TraceRows {
+    pub t_ms: Vec<f64>,
+    pub flow: Vec<u64>,
+    pub cwnd_bytes: Vec<f64>,
+    pub srtt_us: Vec<f64>,
+    pub rate_gbps: Vec<f64>,
+    pub dctcp_alpha: Vec<f64>,
+    last_rcv: HashMap<u32, u64>,
+}
+
+pub struct Sim {
+    pub(crate) sc: Scenario,
+    q: EventQueue<Ev>,
+    pub(crate) g: Graph,
+    pub(crate) routes: Routes,
+    pub(crate) ports: Vec<Port>,
+    nominal_rate: Vec<u64>,
+    link_up: Vec<bool>,
+    arena: Arena,
+    pub(crate) conns: Vec<Conn>,
+    timers: Vec<Timers>,
+    pools: HashMap<(u32, u32), Vec<u32>>,
+    pub(crate) flows: Vec<FlowRec>,
+    specs: Vec<FlowSpec>,
+    next_spec: usize,
+    open_flows: usize,
+    lb: Box<dyn Balancer>,
+    lb_hooks: bool,
+    pub(crate) overlay: OverlayMode,
+    pub(crate) tcp: TcpParams,
+    dre: DreParams,
+    loss_rng: Rng,
+    changes: Vec<LinkChange>,
+    shared: Option<(u64, f64)>,
+    pub(crate) c: Counters,
+    win_bytes: Vec<u64>,
+    win_index: u64,
+    pub(crate) windows: WindowRows,
+    pub(crate) traces: TraceRows,
+    /// Leaves and their uplinks, for the imbalance metric.
+    leaf_uplinks: Vec<(u32, Vec<u32>)>,
+    /// host -> the ToR's downlink toward it.
+    host_downlink: Vec<u32>,
+    out: Vec<Packet>,
+    tcp_ev: Events,
+    pub(crate) end_arrivals: Time,
+    end_time: Time,
+    violation: Option<String>,
+    check: bool,
+    pcap: Option<crate::stats::pcap::PcapWriter>,
+    pcap_links: Vec<bool>,
+    pub(crate) wall_s: f64,
+    pub(crate) sim_end: Time,
+}
+
+impl Sim {
+    /// Build the world from a validated scenario.
+    pub fn build(sc: &Scenario) -> Result<Sim, Error> {
+        let g = sc.topology.build()?;
+        let tcp = sc.transport.params();
+        let frame_mtu = frame_bytes(tcp.mss) as u64;
+        let cap = sc.switch.buffer.bytes(frame_mtu);
+        let ecn_k = sc.switch.ecn_threshold.bytes(frame_mtu);
+        let mut ports: Vec<Port> = g
+            .links
+            .iter()
+            .map(|l| {
+                if g.is_host(l.from) {
+                    // A host NIC: TCP never overflows its own queue (TSQ-like), no marking.
+                    Port::new(l.rate_bps, l.delay_ps, u64::MAX / 2, 0)
+                } else {
+                    Port::new(l.rate_bps, l.delay_ps, cap, ecn_k)
+                }
+            })
+            .collect();
+        let nominal_rate = g.links.iter().map(|l| l.rate_bps).collect();
+        let check = sc.measure.check_invariants;
+
+        // Measurement: queue histograms.
+        for (i, spec) in sc.measure.queue_ports.iter().enumerate() {
+            let links = if spec == "fabric" {
+                (0..g.links.len() as u32).filter(|&l| g.is_fabric(l)).collect()
+            } else {
+                g.resolve_link(spec, &format!("measure.queue_ports[{i}]"))?
+            };
+            for l in links {
+                let bins = (ports[l as usize].cap_bytes.min(1 << 30) / frame_mtu + 2) as usize;
+                ports[l as usize].hist = Some(Box::new(QueueHist { bin_bytes: frame_mtu, time_ps: vec![0; bins] }));
+            }
+        }
+        let mut pcap_links = vec![false; g.links.len()];
+        for (i, spec) in sc.measure.pcap_links.iter().enumerate() {
+            for l in g.resolve_link(spec, &format!("measure.pcap_links[{i}]"))? {
+                pcap_links[l as usize] = true;
+            }
+        }
+        let pcap = match &sc.measure.pcap_file {
+            Some(path) if !sc.measure.pcap_links.is_empty() => Some(crate::stats::pcap::PcapWriter::create(path)?),
+            _ => None,
+        };
+
+        // Failures: expand into a time-sorted list of link changes.
+        let mut frng = Rng::new(sc.seed, stream::FAILURES);
+        let mut changes = vec![];
+        for (i, f) in sc.failures.iter().enumerate() {
+            let path = format!("failures[{i}].link");
+            let mut links = if let Some(n) = f.link.strip_prefix("random:") {
+                let n: usize = n.trim().parse().map_err(|_| Error::config(&path, format!("'{}': random:N needs a whole number", f.link)))?;
+                // Physical fabric links, one direction each (the lower id).
+                let mut cand: Vec<u32> = (0..g.links.len() as u32).filter(|&l| g.is_fabric(l) && l < g.links[l as usize].reverse).collect();
+                if n > cand.len() {
+                    return Err(Error::config(&path, format!("cannot fail {n} links: the fabric has only {}", cand.len())));
+                }
+                frng.shuffle(&mut cand);
+                cand.truncate(n);
+                cand.sort_unstable();
+                cand
+            } else {
+                g.resolve_link(&f.link, &path)?
+            };
+            let rev: Vec<u32> = links.iter().map(|&l| g.links[l as usize].reverse).collect();
+            match f.direction.as_str() {
+                "both" => links.extend(rev),
+                "reverse" => links = rev,
+                _ => {}
+            }
+            let end = f.until.map(|d| d.0);
+            match f.kind {
+                FailureKind::Down => {
+                    changes.push(LinkChange { t: f.at.0, links: links.clone(), action: LinkAction::Down });
+                    if let Some(e) = end {
+                        changes.push(LinkChange { t: e, links, action: LinkAction::Up });
+                    }
+                }
+                FailureKind::Degrade => {
+                    changes.push(LinkChange { t: f.at.0, links: links.clone(), action: LinkAction::Rate(f.rate.unwrap().0) });
+                    if let Some(e) = end {
+                        changes.push(LinkChange { t: e, links, action: LinkAction::Rate(0) });
+                    }
+                }
+                FailureKind::Lossy => {
+                    changes.push(LinkChange { t: f.at.0, links: links.clone(), action: LinkAction::Loss(f.loss.unwrap()) });
+                    if let Some(e) = end {
+                        changes.push(LinkChange { t: e, links, action: LinkAction::Loss(0.0) });
+                    }
+                }
+                FailureKind::Flap => {
+                    let half = f.period.unwrap().0 / 2;
+                    let stop = end.unwrap_or(sc.duration.0 + sc.drain.0);
+                    let mut t = f.at.0;
+                    let mut down = true;
+                    while t < stop {
+                        changes.push(LinkChange { t, links: links.clone(), action: if down { LinkAction::Down } else { LinkAction::Up } });
+                        down = !down;
+                        t += half.max(1);
+                        if changes.len() > 1_000_000 {
+                            return Err(Error::config(&format!("failures[{i}].period"), "the flap period is too short for the run length (over a million changes)"));
+                        }
+                    }
+                    if !down {
+                        changes.push(LinkChange { t: stop, links, action: LinkAction::Up });
+                    }
+                }
+            }
+        }
+        changes.sort_by_key(|c| c.t);
+
+        // Workload.
+        let mut specs = vec![];
+        for (i, w) in sc.workload.iter().enumerate() {
+            let mut rng = Rng::new(sc.seed, stream::WORKLOAD + i as u64);
+            let ctx = GenCtx { g: &g, duration_ps: sc.duration.0, workload: i as u16, base_dir: None };
+            w.generate(&format!("workload[{i}]"), &ctx, &mut rng, &mut specs)?;
+        }
+        specs.retain(|s| s.start_ps < sc.duration.0);
+        specs.sort_by_key(|s| s.start_ps);
+
+        let lb = sc.scheme.build(&BuildCtx { g: &g, seed: sc.seed, ecmp_salt: sc.routing.ecmp_salt });
+        let lb_hooks = lb.wants_switch_hooks();
+        let overlay = lb.overlay();
+        let leaf_uplinks = g
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.role == Role::Leaf)
+            .map(|(i, n)| (i as u32, n.ports.iter().copied().filter(|&l| !g.is_host(g.links[l as usize].to)).collect::<Vec<_>>()))
+            .filter(|(_, ups)| ups.len() >= 2)
+            .collect();
+        let host_downlink = g.host_uplink.iter().map(|&l| g.links[l as usize].reverse).collect();
+        let n_links = g.links.len();
+        let mut sim = Sim {
+            q: EventQueue::new(),
+            routes: Routes::default(),
+            nominal_rate,
+            link_up: vec![true; n_links],
+            arena: Arena::default(),
+            conns: vec![],
+            timers: vec![],
+            pools: HashMap::new(),
+            flows: vec![],
+            specs,
+            next_spec: 0,
+            open_flows: 0,
+            lb,
+            lb_hooks,
+            overlay,
+            dre: DreParams { period_ps: sc.switch.dre_period.0, alpha: sc.switch.dre_alpha },
+            loss_rng: Rng::new(sc.seed, stream::LINK_LOSS),
+            changes,
+            shared: sc.switch.shared_buffer.map(|b| (b.bytes(frame_mtu), sc.switch.shared_alpha)),
+            c: Counters::default(),
+            win_bytes: vec![0; n_links],
+            win_index: 0,
+            windows: WindowRows::default(),
+            traces: TraceRows::default(),
+            leaf_uplinks,
+            host_downlink,
+            out: Vec::with_capacity(64),
+            tcp_ev: Events::default(),
+            end_arrivals: sc.duration.0,
+            end_time: sc.duration.0 + sc.drain.0,
+            violation: None,
+            check,
+            pcap,
+            pcap_links,
+            wall_s: 0.0,
+            sim_end: 0,
+            ports,
+            tcp,
+            g,
+            sc: sc.clone(),
+        };
+        // Changes at time 0 are the starting state, known to routing from the start.
+        let mut first = 0;
+        while first < sim.changes.len() && sim.changes[first].t == 0 {
+            sim.apply_change(first, 0);
+            first += 1;
+        }
+        sim.routes = Routes::compute(&sim.g, &sim.link_up);
+        for i in first..sim.changes.len() {
+            let t = sim.changes[i].t;
+            sim.q.push(t, Ev::Link { idx: i as u32 });
+        }
+        if let Some(s) = sim.specs.first() {
+            let t = s.start_ps;
+            sim.q.push(t, Ev::Flow);
+        }
+        let w = sim.sc.measure.window.0;
+        sim.q.push(w, Ev::Window);
+        if !sim.sc.measure.trace_flows.is_empty() {
+            let t = sim.sc.measure.trace_interval.0;
+            sim.q.push(t, Ev::Trace);
+        }
+        let warm = sim.sc.warmup.0;
+        sim.q.push(warm, Ev::Mark { which: 0 });
+        let end = sim.end_arrivals;
+        sim.q.push(end, Ev::Mark { which: 1 });
+        Ok(sim)
+    }
+
+    fn violate(&mut self, msg: String) {
+        if self.check && self.violation.is_none() {
+            self.violation = Some(msg);
+        }
+    }
+
+    #[inline]
+    fn schedule(&mut self, t: Time, ev: Ev) {
+        if !self.q.push(t, ev) {
+            let now = self.q.now();
+            self.violate(format!("event {ev:?} scheduled at {t} ps, before the current time {now} ps"));
+        }
+    }
+
+    /// Run to the end and produce the records.
+    pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
+        let t0 = std::time::Instant::now();
+        let horizon = self.end_time.max(1) as f64;
+        let mut next_check = 0u64;
+        while let Some((t, ev)) = self.q.pop() {
+            if t > self.end_time {
+                break;
+            }
+            self.c.events += 1;
+            self.dispatch(t, ev);
+            if self.c.events >= next_check {
+                next_check = self.c.events + (1 << 16);
+                if let Some(v) = self.violation.take() {
+                    return Err(Error::Invariant(v));
+                }
+                if let Some(c) = opts.cancel {
+                    if c.load(Ordering::Relaxed) {
+                        return Err(Error::Cancelled);
+                    }
+                }
+                if let Some(p) = opts.progress.as_mut() {
+                    if !p(t as f64 / horizon) {
+                        return Err(Error::Cancelled);
+                    }
+                }
+                self.check_conservation()?;
+            }
+            if t >= self.end_arrivals && self.open_flows == 0 && self.next_spec >= self.specs.len() && self.c.app_bytes_at_end > 0 {
+                break;
+            }
+        }
+        let now = self.q.now().min(self.end_time).max(self.end_arrivals.min(self.q.now()));
+        self.sim_end = now;
+        if self.c.app_bytes_at_end == 0 {
+            self.c.app_bytes_at_end = self.c.app_bytes;
+        }
+        for p in self.ports.iter_mut() {
+            p.advance(now);
+        }
+        if let Some(v) = self.violation.take() {
+            return Err(Error::Invariant(v));
+        }
+        self.check_conservation()?;
+        // Close the last partial window.
+        self.flush_window(now);
+        if let Some(p) = opts.progress.as_mut() {
+            p(1.0);
+        }
+        if let Some(w) = self.pcap.take() {
+            w.finish()?;
+        }
+        self.wall_s = t0.elapsed().as_secs_f64();
+        Ok(crate::stats::collect(&self))
+    }
+
+    fn check_conservation(&self) -> Result<(), Error> {
+        let live = self.arena.live() as u64;
+        if self.check && self.c.sent != self.c.delivered + self.c.dropped + live {
+            return Err(Error::Invariant(format!(
+                "packet conservation: sent {} != delivered {} + dropped {} + in flight {}",
+                self.c.sent, self.c.delivered, self.c.dropped, live
+            )));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: Time, ev: Ev) {
+        match ev {
+            Ev::Arrive { pkt, link } => self.arrive(now, pkt, link),
+            Ev::Rto { conn } => {
+                self.timers[conn as usize].rto = NEVER;
+                let d = self.conns[conn as usize].rto_deadline;
+                if d != NEVER && d <= now {
+                    self.conns[conn as usize].rto_deadline = NEVER;
+                    let c = &mut self.conns[conn as usize];
+                    c.on_rto(now, &self.tcp, &mut self.out);
+                    let src = c.src;
+                    self.emit_out(now, conn, src);
+                }
+                self.sync_timers(conn);
+            }
+            Ev::DelAck { conn } => {
+                self.timers[conn as usize].delack = NEVER;
+                let d = self.conns[conn as usize].delack_deadline;
+                if d != NEVER && d <= now {
+                    let c = &mut self.conns[conn as usize];
+                    c.on_delack(&mut self.out);
+                    let dst = c.dst;
+                    self.emit_out(now, conn, dst);
+                }
+                self.sync_timers(conn);
+            }
+            Ev::AppWake { conn } => {
+                self.timers[conn as usize].app = NEVER;
+                let d = self.conns[conn as usize].app_wake;
+                if d != NEVER && d <= now {
+                    let c = &mut self.conns[conn as usize];
+                    c.try_send(now, &self.tcp, &mut self.out);
+                    let src = c.src;
+                    self.emit_out(now, conn, src);
+                }
+                self.sync_timers(conn);
+            }
+            Ev::Flow => self.start_flows(now),
+            Ev::Link { idx } => {
+                self.apply_change(idx as usize, now);
+                let d = self.sc.routing.detection_delay.0;
+                if d == 0 {
+                    self.routes = Routes::compute(&self.g, &self.link_up);
+                } else {
+                    self.schedule(now + d, Ev::Reroute);
+                }
+            }
+            Ev::Reroute => self.routes = Routes::compute(&self.g, &self.link_up),
+            Ev::Window => {
+                self.flush_window(now);
+                let w = self.sc.measure.window.0;
+                if now + w <= self.end_time {
+                    self.schedule(now + w, Ev::Window);
+                }
+            }
+            Ev::Trace => {
+                self.sample_traces(now);
+                let dt = self.sc.measure.trace_interval.0;
+                if now + dt <= self.end_time {
+                    self.schedule(now + dt, Ev::Trace);
+                }
+            }
+            Ev::Mark { which } => {
+                if which == 0 {
+                    self.c.app_bytes_at_warmup = self.c.app_bytes;
+                } else {
+                    self.c.app_bytes_at_end = self.c.app_bytes.max(1);
+                }
+            }
+        }
+    }
+
+    fn apply_change(&mut self, idx: usize, now: Time) {
+        let ch = self.changes[idx].clone();
+        for &l in &ch.links {
+            let li = l as usize;
+            match ch.action {
+                LinkAction::Down => {
+                    if self.link_up[li] {
+                        self.link_up[li] = false;
+                        self.ports[li].fail(now);
+                    }
+                }
+                LinkAction::Up => {
+                    self.link_up[li] = true;
+                    self.ports[li].recover();
+                }
+                LinkAction::Rate(r) => self.ports[li].rate_bps = if r == 0 { self.nominal_rate[li] } else { r },
+                LinkAction::Loss(p) => self.ports[li].loss = p,
+            }
+        }
+    }
+
+    fn sync_timers(&mut self, conn: u32) {
+        let c = &self.conns[conn as usize];
+        let (rto, del, app) = (c.rto_deadline, c.delack_deadline, c.app_wake);
+        let t = self.timers[conn as usize];
+        if rto != NEVER && t.rto > rto {
+            self.timers[conn as usize].rto = rto;
+            self.schedule(rto, Ev::Rto { conn });
+        }
+        if del != NEVER && t.delack > del {
+            self.timers[conn as usize].delack = del;
+            self.schedule(del, Ev::DelAck { conn });
+        }
+        if app != NEVER && t.app > app {
+            self.timers[conn as usize].app = app;
+            self.schedule(app, Ev::AppWake { conn });
+        }
+    }
+
+    fn new_conn(&mut self, src: u32, dst: u32, established: bool) -> u32 {
+        let id = self.conns.len() as u32;
+        let sport = 1024 + (id % 60_000) as u16;
+        let dport = 80 + (id / 60_000) as u16;
+        self.conns.push(Conn::new(&self.tcp, src, dst, sport, dport, established));
+        self.timers.push(Timers { rto: NEVER, delack: NEVER, app: NEVER });
+        id
+    }
+
+    fn start_flows(&mut self, now: Time) {
+        while self.next_spec < self.specs.len() && self.specs[self.next_spec].start_ps <= now {
+            let spec = self.specs[self.next_spec];
+            self.next_spec += 1;
+            let fid = self.flows.len() as u32;
+            let (conn, new_conn) = match spec.conn {
+                ConnPolicy::New => (self.new_conn(spec.src, spec.dst, false), true),
+                ConnPolicy::Persistent { per_pair } => {
+                    let key = (spec.src, spec.dst);
+                    if !self.pools.contains_key(&key) {
+                        let ids = (0..per_pair.max(1)).map(|_| self.new_conn(spec.src, spec.dst, true)).collect();
+                        self.pools.insert(key, ids);
+                    }
+                    let pool = &self.pools[&key];
+                    // An idle connection if there is one, else the least backlogged.
+                    let best = *pool.iter().min_by_key(|&&c| self.conns[c as usize].app_end - self.conns[c as usize].snd_una).unwrap();
+                    (best, false)
+                }
+            };
+            let c = &mut self.conns[conn as usize];
+            let st = &c.stats;
+            let base = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
+            if let Some(r) = spec.rate_bps {
+                let written = c.app_end;
+                c.app_rate = Some((r as f64 / 8.0, now, written));
+            }
+            c.write(fid, spec.size_bytes);
+            self.flows.push(FlowRec { spec, conn, end: NEVER, new_conn, base, counts: [0; 4] });
+            self.open_flows += 1;
+            let c = &mut self.conns[conn as usize];
+            if new_conn {
+                c.open(now, &self.tcp, &mut self.out);
+            } else {
+                c.try_send(now, &self.tcp, &mut self.out);
+            }
+            let src = c.src;
+            self.emit_out(now, conn, src);
+            self.sync_timers(conn);
+        }
+        if let Some(s) = self.specs.get(self.next_spec) {
+            let t = s.start_ps;
+            self.schedule(t, Ev::Flow);
+        }
+    }
+
+    /// Put the packets TCP produced on `host`'s NIC.
+    fn emit_out(&mut self, now: Time, conn: u32, host: u32) {
+        let mut out = std::mem::take(&mut self.out);
+        for mut pk in out.drain(..) {
+            pk.conn = conn;
+            self.c.sent += 1;
+            let id = self.arena.alloc(pk);
+            let link = self.g.host_uplink[host as usize];
+            self.transmit(now, link, id);
+        }
+        self.out = out;
+    }
+
+    /// Offer packet `id` to output port `link` at `now`.
+    #[inline]
+    fn transmit(&mut self, now: Time, link: u32, id: PktId) {
+        let li = link as usize;
+        let limit = match self.shared {
+            Some((pool, alpha)) if !self.g.is_host(self.g.links[li].from) => {
+                let sw = self.g.links[li].from as usize;
+                let mut used = 0;
+                for &p in &self.g.nodes[sw].ports {
+                    used += self.ports[p as usize].queue_bytes(now);
+                }
+                let dyn_limit = (alpha * pool.saturating_sub(used) as f64) as u64;
+                // The packet must also fit in what is left of the pool.
+                let q = self.ports[li].q_bytes;
+                dyn_limit.min(self.ports[li].cap_bytes).min(q + pool.saturating_sub(used))
+            }
+            _ => self.ports[li].cap_bytes,
+        };
+        let (size, wire, ect) = {
+            let p = self.arena.get(id);
+            (p.size, p.wire_bytes(), p.is(flags::ECT))
+        };
+        let port = &mut self.ports[li];
+        match port.offer(now, size, wire, ect, limit) {
+            Enqueue::Sent { end, marked } => {
+                let over = (port.q_bytes > port.cap_bytes).then_some((port.q_bytes, port.cap_bytes));
+                let epoch = port.epoch;
+                let corrupt = port.loss > 0.0 && self.loss_rng.f64() < port.loss;
+                let arrive = end + port.delay_ps;
+                if let Some((q, cap)) = over {
+                    self.violate(format!("queue of link {} holds {q} bytes, above its capacity {cap}", self.g.link_name(link)));
+                }
+                let p = self.arena.get_mut(id);
+                if marked {
+                    p.flags |= flags::CE;
+                }
+                if corrupt {
+                    p.flags |= flags::CORRUPT;
+                }
+                p.link_epoch = epoch;
+                self.schedule(arrive, Ev::Arrive { pkt: id, link });
+            }
+            Enqueue::Dropped => self.drop_packet(id),
+        }
+    }
+
+    #[inline]
+    fn drop_packet(&mut self, id: PktId) {
+        self.c.dropped += 1;
+        self.arena.free(id);
+    }
+
+    #[inline]
+    fn arrive(&mut self, now: Time, id: PktId, link: u32) {
+        let li = link as usize;
+        self.c.hops += 1;
+        let (wire, size, epoch, corrupt) = {
+            let p = self.arena.get(id);
+            (p.wire_bytes(), p.size, p.link_epoch, p.is(flags::CORRUPT))
+        };
+        let port = &mut self.ports[li];
+        if epoch != port.epoch {
+            // The link failed while the packet was queued or on the wire.
+            port.stats.wire_losses += 1;
+            self.drop_packet(id);
+            return;
+        }
+        port.stats.tx_pkts += 1;
+        port.stats.tx_bytes += size as u64;
+        port.dre.add(now - port.delay_ps, wire, &self.dre);
+        self.win_bytes[li] += wire as u64;
+        if self.pcap.is_some() && self.pcap_links[li] {
+            let p = *self.arena.get(id);
+            if let Some(w) = self.pcap.as_mut() {
+                w.write(now - self.ports[li].delay_ps, &p);
+            }
+        }
+        if corrupt {
+            self.ports[li].stats.wire_losses += 1;
+            self.drop_packet(id);
+            return;
+        }
+        let to = self.g.links[li].to;
+        if self.g.is_host(to) {
+            self.deliver(now, id);
+        } else {
+            self.forward(now, to, link, id);
+        }
+    }
+
+    #[inline]
+    fn forward(&mut self, now: Time, sw: u32, in_link: u32, id: PktId) {
+        let dst;
+        let src;
+        {
+            let p = self.arena.get_mut(id);
+            p.hops += 1;
+            if p.hops > 64 {
+                dst = u32::MAX;
+                src = 0;
+            } else {
+                dst = p.dst;
+                src = p.src;
+            }
+        }
+        if dst == u32::MAX {
+            self.violate(format!("a packet looped (over 64 switch hops) at {}", self.g.nodes[sw as usize].name));
+            self.drop_packet(id);
+            return;
+        }
+        if self.lb_hooks {
+            let mut v = LbView { now, g: &self.g, routes: &self.routes, ports: &mut self.ports, dre: &self.dre };
+            self.lb.on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
+        }
+        let dst_tor = self.g.host_tor[dst as usize];
+        let out = if dst_tor == sw {
+            let l = self.host_downlink[dst as usize];
+            if self.overlay == OverlayMode::Leaf {
+                let p = self.arena.get_mut(id);
+                if p.is(flags::OVERLAY) {
+                    p.flags &= !flags::OVERLAY;
+                    p.size -= OVERLAY_HDR;
+                }
+            }
+            l
+        } else {
+            let tor = self.routes.tor_index[dst_tor as usize];
+            let cands = self.routes.group(sw, tor);
+            match cands.len() {
+                0 => {
+                    self.c.no_route_drops += 1;
+                    self.drop_packet(id);
+                    return;
+                }
+                1 => cands[0],
+                _ => {
+                    let mut v = LbView { now, g: &self.g, routes: &self.routes, ports: &mut self.ports, dre: &self.dre };
+                    self.lb.choose(&mut v, sw, self.arena.get_mut(id), cands)
+                }
+            }
+        };
+        if self.overlay == OverlayMode::Leaf && self.g.host_tor[src as usize] == sw {
+            let p = self.arena.get_mut(id);
+            if !p.is(flags::OVERLAY) && dst_tor != sw {
+                p.flags |= flags::OVERLAY;
+                p.size += OVERLAY_HDR;
+            }
+        }
+        if self.lb_hooks {
+            let mut v = LbView { now, g: &self.g, routes: &self.routes, ports: &mut self.ports, dre: &self.dre };
+            self.lb.on_departure(&mut v, sw, out, self.arena.get_mut(id));
+        }
+        let p = self.arena.get_mut(id);
+        p.path_hash = p.path_hash.wrapping_mul(0x9E37_79B1).wrapping_add(out + 1);
+        self.transmit(now, out, id);
+    }
+
+    fn deliver(&mut self, now: Time, id: PktId) {
+        let pk = *self.arena.get(id);
+        self.arena.free(id);
+        self.c.delivered += 1;
+        let conn = pk.conn;
+        let ci = conn as usize;
+        let c = &mut self.conns[ci];
+        if pk.is(flags::SYN) && !pk.is(flags::ACK) {
+            c.on_syn(now, &pk, &mut self.out);
+            let dst = c.dst;
+            self.emit_out(now, conn, dst);
+        } else if pk.is(flags::ACK) {
+            c.on_ack(now, &pk, &self.tcp, &mut self.out);
+            let src = c.src;
+            self.emit_out(now, conn, src);
+        } else {
+            let before = c.rcv_nxt;
+            self.tcp_ev.completed.clear();
+            c.on_data(now, &pk, &self.tcp, &mut self.out, &mut self.tcp_ev);
+            self.c.app_bytes += c.rcv_nxt - before;
+            let dst = c.dst;
+            self.emit_out(now, conn, dst);
+            for i in 0..self.tcp_ev.completed.len() {
+                let f = self.tcp_ev.completed[i] as usize;
+                let st = &self.conns[ci].stats;
+                let cur = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
+                let rec = &mut self.flows[f];
+                rec.end = now;
+                for k in 0..4 {
+                    rec.counts[k] = cur[k] - rec.base[k];
+                }
+                self.open_flows -= 1;
+            }
+        }
+        self.sync_timers(conn);
+    }
+
+    fn flush_window(&mut self, now: Time) {
+        let w = self.sc.measure.window.0;
+        let t_start = self.win_index * w;
+        if now <= t_start {
+            return;
+        }
+        let dur_s = (now - t_start) as f64 * 1e-12;
+        let rows = &mut self.windows;
+        for (l, d) in self.g.links.iter().enumerate() {
+            let b = self.win_bytes[l];
+            let kind = match (self.g.is_host(d.from), self.g.is_host(d.to)) {
+                (true, _) => "host-up",
+                (_, true) => "host-down",
+                _ => "fabric",
+            };
+            rows.window.push(self.win_index);
+            rows.t_start_ms.push(t_start as f64 * 1e-9);
+            rows.name.push(self.g.link_name(l as u32));
+            rows.kind.push(kind.into());
+            rows.tx_bytes.push(b);
+            let gbps = b as f64 * 8.0 / dur_s / 1e9;
+            rows.throughput_gbps.push(gbps);
+            rows.utilization.push(gbps * 1e9 / self.nominal_rate[l] as f64);
+            rows.imbalance.push(f64::NAN);
+        }
+        for (leaf, ups) in &self.leaf_uplinks {
+            let vals: Vec<f64> = ups.iter().map(|&l| self.win_bytes[l as usize] as f64).collect();
+            let avg = vals.iter().sum::<f64>() / vals.len() as f64;
+            let (mx, mn) = vals.iter().fold((f64::MIN, f64::MAX), |(a, b), &v| (a.max(v), b.min(v)));
+            rows.window.push(self.win_index);
+            rows.t_start_ms.push(t_start as f64 * 1e-9);
+            rows.name.push(format!("{}:uplinks", self.g.nodes[*leaf as usize].name));
+            rows.kind.push("leaf-uplink-imbalance".into());
+            rows.tx_bytes.push(vals.iter().sum::<f64>() as u64);
+            let gbps = vals.iter().sum::<f64>() * 8.0 / dur_s / 1e9;
+            rows.throughput_gbps.push(gbps);
+            rows.utilization.push(f64::NAN);
+            rows.imbalance.push(if avg > 0.0 { (mx - mn) / avg } else { f64::NAN });
+        }
+        self.win_bytes.iter_mut().for_each(|b| *b = 0);
+        self.win_index += 1;
+    }
+
+    fn sample_traces(&mut self, now: Time) {
+        let dt_s = self.sc.measure.trace_interval.0 as f64 * 1e-12;
+        for &f in &self.sc.measure.trace_flows {
+            let Some(rec) = self.flows.get(f as usize) else { continue };
+            let c = &self.conns[rec.conn as usize];
+            let last = self.traces.last_rcv.insert(f, c.rcv_nxt).unwrap_or(0);
+            let t = &mut self.traces;
+            t.t_ms.push(now as f64 * 1e-9);
+            t.flow.push(f as u64);
+            t.cwnd_bytes.push(c.w.cwnd);
+            t.srtt_us.push(c.srtt_ps() * 1e-6);
+            t.rate_gbps.push((c.rcv_nxt - last) as f64 * 8.0 / dt_s / 1e9);
+            t.dctcp_alpha.push(c.cc.alpha());
+        }
+    }
+
+    /// Packets currently in flight (for tests).
+    pub fn in_flight(&self) -> usize {
+        self.arena.live()
+    }
+}

@@ -1,0 +1,306 @@
+//! Turns a finished simulation's counters into the result tables and the summary.
+//! Reads the `Sim`; changes nothing. Column meanings are documented in docs/OUTPUTS.md.
+
+pub mod ideal;
+pub mod pcap;
+
+use crate::api::RunResult;
+use crate::lb::OverlayMode;
+use crate::net::packet::OVERLAY_HDR;
+use crate::sim::Sim;
+use crate::table::{Column, Table};
+use crate::transport::tcp::NEVER;
+use crate::workload::UNBOUNDED;
+use ideal::{ideal_fct, Hop, IdealParams};
+use serde_json::json;
+use std::collections::HashMap;
+
+/// Size buckets of the summaries (CONGA §5.2): small < 100 KB, medium, large > 10 MB.
+pub const BUCKETS: [(&str, u64, u64); 3] = [("small", 0, 100_000), ("medium", 100_000, 10_000_000), ("large", 10_000_000, u64::MAX)];
+
+/// The best shortest path from `src` to `dst`: at each switch the candidate with the highest
+/// rate (ties: port order). Returns forward and reverse hops.
+fn ideal_path(sim: &Sim, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
+    let g = &sim.g;
+    let mut fwd = vec![];
+    let mut rev = vec![];
+    let mut l = g.host_uplink[src as usize];
+    for _ in 0..64 {
+        let d = &g.links[l as usize];
+        let extra_bytes = if sim.overlay == OverlayMode::Leaf && g.is_fabric(l) { OVERLAY_HDR } else { 0 };
+        fwd.push(Hop { rate_bps: sim.ports[l as usize].rate_bps.min(d.rate_bps), delay_ps: d.delay_ps, extra_bytes });
+        let r = d.reverse as usize;
+        rev.push(Hop { rate_bps: g.links[r].rate_bps, delay_ps: g.links[r].delay_ps, extra_bytes });
+        let at = d.to;
+        if at == dst {
+            break;
+        }
+        let tor = g.host_tor[dst as usize];
+        l = if tor == at {
+            g.links[g.host_uplink[dst as usize] as usize].reverse
+        } else {
+            let cands = sim.routes.group(at, sim.routes.tor_index[tor as usize]);
+            match cands.iter().max_by_key(|&&c| (g.links[c as usize].rate_bps, std::cmp::Reverse(c))) {
+                Some(&c) => c,
+                None => break,
+            }
+        };
+    }
+    rev.reverse();
+    (fwd, rev)
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let idx = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+    sorted[idx.min(sorted.len() - 1)]
+}
+
+fn fct_summary(fcts_ms: &[f64], slow: &[f64]) -> serde_json::Value {
+    let mut f = fcts_ms.to_vec();
+    f.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mut s = slow.to_vec();
+    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    json!({
+        "count": f.len(),
+        "mean_ms": num(mean(&f)),
+        "p50_ms": num(pct(&f, 50.0)),
+        "p99_ms": num(pct(&f, 99.0)),
+        "mean_slowdown": num(mean(&s)),
+        "p99_slowdown": num(pct(&s, 99.0)),
+    })
+}
+
+/// JSON numbers; NaN becomes null.
+fn num(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+pub(crate) fn collect(sim: &Sim) -> RunResult {
+    let g = &sim.g;
+    let warm = sim.sc.warmup.0;
+    let p = IdealParams {
+        mss: sim.tcp.mss as u64,
+        iw: sim.tcp.iw_segments as u64,
+        rwnd_segments: (sim.tcp.rwnd_bytes / sim.tcp.mss as u64).max(1),
+    };
+    let mut paths: HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)> = HashMap::new();
+    let n = sim.flows.len();
+    let mut t = Table::default();
+    let (mut id, mut src, mut dst, mut size, mut start, mut end, mut fct, mut ideal, mut slow) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut fin, mut retx, mut tos, mut reord, mut pchg, mut conn, mut wl, mut grp, mut inwarm) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut by_bucket: Vec<(Vec<f64>, Vec<f64>)> = vec![(vec![], vec![]); BUCKETS.len()];
+    let mut all = (vec![], vec![]);
+    let mut unfinished = 0u64;
+    let mut unbounded = 0u64;
+    for (i, f) in sim.flows.iter().enumerate() {
+        let s = &f.spec;
+        id.push(i as u64);
+        src.push(g.nodes[s.src as usize].name.clone());
+        dst.push(g.nodes[s.dst as usize].name.clone());
+        let bounded = s.size_bytes < UNBOUNDED;
+        size.push(if bounded { s.size_bytes as f64 } else { f64::NAN });
+        start.push(s.start_ps as f64 * 1e-9);
+        let done = f.end != NEVER;
+        end.push(if done { f.end as f64 * 1e-9 } else { f64::NAN });
+        let fct_ms = if done { (f.end - s.start_ps) as f64 * 1e-9 } else { f64::NAN };
+        fct.push(fct_ms);
+        let ideal_ms = if bounded && s.rate_bps.is_none() {
+            let (fw, rv) = paths.entry((s.src, s.dst)).or_insert_with(|| ideal_path(sim, s.src, s.dst));
+            ideal_fct(fw, rv, &p, s.size_bytes, f.new_conn) as f64 * 1e-9
+        } else {
+            f64::NAN
+        };
+        ideal.push(ideal_ms);
+        let sd = fct_ms / ideal_ms;
+        slow.push(sd);
+        fin.push(done as u64);
+        retx.push(f.counts[0]);
+        tos.push(f.counts[1]);
+        reord.push(f.counts[2]);
+        pchg.push(f.counts[3]);
+        conn.push(f.conn as u64);
+        wl.push(s.workload as u64);
+        grp.push(s.group as u64);
+        let measured = s.start_ps >= warm;
+        inwarm.push((!measured) as u64);
+        if !bounded {
+            unbounded += 1;
+        } else if measured {
+            if done {
+                all.0.push(fct_ms);
+                all.1.push(sd);
+                for (b, (_, lo, hi)) in BUCKETS.iter().enumerate() {
+                    if s.size_bytes >= *lo && s.size_bytes < *hi {
+                        by_bucket[b].0.push(fct_ms);
+                        by_bucket[b].1.push(sd);
+                    }
+                }
+            } else {
+                unfinished += 1;
+            }
+        }
+    }
+    t.push("flow", Column::U64(id));
+    t.push("src", Column::Str(src));
+    t.push("dst", Column::Str(dst));
+    t.push("size_bytes", Column::F64(size));
+    t.push("start_ms", Column::F64(start));
+    t.push("end_ms", Column::F64(end));
+    t.push("fct_ms", Column::F64(fct));
+    t.push("ideal_fct_ms", Column::F64(ideal));
+    t.push("slowdown", Column::F64(slow));
+    t.push("finished", Column::U64(fin));
+    t.push("retransmissions", Column::U64(retx));
+    t.push("timeouts", Column::U64(tos));
+    t.push("reordered", Column::U64(reord));
+    t.push("path_changes", Column::U64(pchg));
+    t.push("conn", Column::U64(conn));
+    t.push("workload", Column::U64(wl));
+    t.push("group", Column::U64(grp));
+    t.push("warmup", Column::U64(inwarm));
+    let flows = t;
+
+    // Ports.
+    let mut pt = Table::default();
+    let dur = sim.sim_end.max(1) as f64;
+    let mut name = vec![];
+    let (mut from, mut to, mut kind) = (vec![], vec![], vec![]);
+    let (mut rate, mut txb, mut txp, mut drops, mut marks, mut losses, mut maxq, mut avgq, mut util) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (l, d) in g.links.iter().enumerate() {
+        let ps = &sim.ports[l].stats;
+        name.push(g.link_name(l as u32));
+        from.push(g.nodes[d.from as usize].name.clone());
+        to.push(g.nodes[d.to as usize].name.clone());
+        kind.push(
+            match (g.is_host(d.from), g.is_host(d.to)) {
+                (true, _) => "host-up",
+                (_, true) => "host-down",
+                _ => "fabric",
+            }
+            .to_string(),
+        );
+        rate.push(d.rate_bps as f64 / 1e9);
+        txb.push(ps.tx_bytes);
+        txp.push(ps.tx_pkts);
+        drops.push(ps.drops);
+        marks.push(ps.ecn_marks);
+        losses.push(ps.wire_losses);
+        maxq.push(ps.max_q_bytes);
+        avgq.push(ps.q_integral as f64 / dur);
+        util.push(ps.tx_bytes as f64 * 8.0 / (dur * 1e-12) / d.rate_bps as f64);
+    }
+    pt.push("link", Column::Str(name));
+    pt.push("from", Column::Str(from));
+    pt.push("to", Column::Str(to));
+    pt.push("kind", Column::Str(kind));
+    pt.push("rate_gbps", Column::F64(rate));
+    pt.push("tx_bytes", Column::U64(txb));
+    pt.push("tx_packets", Column::U64(txp));
+    pt.push("drops", Column::U64(drops));
+    pt.push("ecn_marks", Column::U64(marks));
+    pt.push("wire_losses", Column::U64(losses));
+    pt.push("max_queue_bytes", Column::U64(maxq));
+    pt.push("mean_queue_bytes", Column::F64(avgq));
+    pt.push("utilization", Column::F64(util));
+    let ports = pt;
+
+    // Windows.
+    let w = &sim.windows;
+    let mut wt = Table::default();
+    wt.push("window", Column::U64(w.window.clone()));
+    wt.push("t_start_ms", Column::F64(w.t_start_ms.clone()));
+    wt.push("name", Column::Str(w.name.clone()));
+    wt.push("kind", Column::Str(w.kind.clone()));
+    wt.push("tx_bytes", Column::U64(w.tx_bytes.clone()));
+    wt.push("throughput_gbps", Column::F64(w.throughput_gbps.clone()));
+    wt.push("utilization", Column::F64(w.utilization.clone()));
+    wt.push("imbalance", Column::F64(w.imbalance.clone()));
+
+    // Queue distributions.
+    let mut qt = Table::default();
+    let (mut ql, mut qb, mut qlo, mut qtime, mut qfrac) = (vec![], vec![], vec![], vec![], vec![]);
+    for (l, port) in sim.ports.iter().enumerate() {
+        if let Some(h) = &port.hist {
+            let total: u64 = h.time_ps.iter().sum::<u64>().max(1);
+            for (b, &tps) in h.time_ps.iter().enumerate() {
+                ql.push(g.link_name(l as u32));
+                qb.push(b as u64);
+                qlo.push(b as u64 * h.bin_bytes);
+                qtime.push(tps as f64 * 1e-9);
+                qfrac.push(tps as f64 / total as f64);
+            }
+        }
+    }
+    qt.push("link", Column::Str(ql));
+    qt.push("bin", Column::U64(qb));
+    qt.push("queue_bytes_from", Column::U64(qlo));
+    qt.push("time_ms", Column::F64(qtime));
+    qt.push("fraction", Column::F64(qfrac));
+
+    let tr = &sim.traces;
+    let mut tt = Table::default();
+    tt.push("t_ms", Column::F64(tr.t_ms.clone()));
+    tt.push("flow", Column::U64(tr.flow.clone()));
+    tt.push("cwnd_bytes", Column::F64(tr.cwnd_bytes.clone()));
+    tt.push("srtt_us", Column::F64(tr.srtt_us.clone()));
+    tt.push("rate_gbps", Column::F64(tr.rate_gbps.clone()));
+    tt.push("dctcp_alpha", Column::F64(tr.dctcp_alpha.clone()));
+
+    // Summary.
+    let c = &sim.c;
+    let meas_ps = sim.end_arrivals.min(sim.sim_end).saturating_sub(warm).max(1) as f64;
+    let goodput = (c.app_bytes_at_end - c.app_bytes_at_warmup) as f64 * 8.0 / (meas_ps * 1e-12) / 1e9;
+    let mut fct = serde_json::Map::new();
+    fct.insert("all".into(), fct_summary(&all.0, &all.1));
+    for (b, (nm, _, _)) in BUCKETS.iter().enumerate() {
+        fct.insert((*nm).into(), fct_summary(&by_bucket[b].0, &by_bucket[b].1));
+    }
+    // Flat copies of the overall numbers, as the summary names them.
+    let all_v = fct["all"].clone();
+    for k in ["mean_ms", "p50_ms", "p99_ms"] {
+        fct.insert(k.into(), all_v[k].clone());
+    }
+    let totals = sim.ports.iter().fold((0u64, 0u64, 0u64), |a, p| (a.0 + p.stats.drops, a.1 + p.stats.ecn_marks, a.2 + p.stats.wire_losses));
+    let retx: u64 = sim.conns.iter().map(|c| c.stats.retx_segments).sum();
+    let timeouts: u64 = sim.conns.iter().map(|c| c.stats.timeouts).sum();
+    let measured_flows = sim.flows.iter().filter(|f| f.spec.start_ps >= warm && f.spec.size_bytes < UNBOUNDED).count();
+    let summary = json!({
+        "name": sim.sc.name,
+        "scheme": sim.sc.scheme.name(),
+        "seed": sim.sc.seed,
+        "version": crate::api::version(),
+        "sim_time_s": sim.sim_end as f64 * 1e-12,
+        "measured_from_s": warm as f64 * 1e-12,
+        "measured_to_s": sim.end_arrivals.min(sim.sim_end) as f64 * 1e-12,
+        "wall_time_s": sim.wall_s,
+        "events": c.events,
+        "packet_hops": c.hops,
+        "packet_hops_per_s": c.hops as f64 / sim.wall_s.max(1e-9),
+        "flows_started": sim.flows.len(),
+        "flows_measured": measured_flows,
+        "flows_completed": all.0.len(),
+        "flows_unfinished": unfinished,
+        "flows_unbounded": unbounded,
+        "goodput_gbps": goodput,
+        "fct": fct,
+        "packets": {"sent": c.sent, "delivered": c.delivered, "dropped": c.dropped, "in_flight": c.sent - c.delivered - c.dropped},
+        "drops": totals.0,
+        "no_route_drops": c.no_route_drops,
+        "ecn_marks": totals.1,
+        "wire_losses": totals.2,
+        "retransmissions": retx,
+        "timeouts": timeouts,
+        "connections": sim.conns.len(),
+        "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
+    });
+    let _ = n;
+    RunResult { summary, flows, ports, windows: wt, queues: qt, traces: tt }
+}

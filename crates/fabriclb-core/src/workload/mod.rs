@@ -1,0 +1,120 @@
+//! Traffic: what flows start when, between which hosts, how large, over which connections.
+//!
+//! Each pattern is one file with one config struct implementing [`Pattern`], registered by
+//! one variant of [`WorkloadConfig`] (its serde tag `pattern` is the name scenarios use).
+//! Generation happens once, before the run, into a list of [`FlowSpec`] sorted by start time;
+//! the simulation feeds them in lazily. A pattern may read the fabric graph (hosts, ToRs,
+//! rates) but nothing of the running simulation.
+
+mod bulk;
+mod explicit;
+mod permutation;
+
+pub use bulk::BulkConfig;
+pub use explicit::{ExplicitConfig, ExplicitFlow};
+pub use permutation::PermutationConfig;
+
+use crate::error::Error;
+use crate::net::topology::Graph;
+use crate::rng::Rng;
+use crate::units::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Size of a flow that never ends (long-lived).
+pub const UNBOUNDED: u64 = u64::MAX / 4;
+
+/// How a flow gets its TCP connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConnPolicy {
+    /// A new connection (with handshake) per flow.
+    New,
+    /// One of `per_pair` persistent, pre-established connections between the pair; the flow
+    /// goes to an idle one, or queues behind the one with the least data outstanding.
+    Persistent { per_pair: u8 },
+}
+
+/// One flow to start.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowSpec {
+    pub start_ps: Time,
+    /// Data goes from `src` to `dst` (host ids).
+    pub src: u32,
+    pub dst: u32,
+    pub size_bytes: u64,
+    pub conn: ConnPolicy,
+    /// Application rate limit (bulk flows), bits/s.
+    pub rate_bps: Option<u64>,
+    /// Index of the workload entry that made it.
+    pub workload: u16,
+    /// Flows that belong together (an incast request), 0 = none.
+    pub group: u32,
+}
+
+/// What a pattern may read.
+pub struct GenCtx<'a> {
+    pub g: &'a Graph,
+    /// Arrivals stop at this time.
+    pub duration_ps: Time,
+    pub workload: u16,
+    /// Path of the scenario file, to resolve relative CDF paths (None for dicts).
+    pub base_dir: Option<&'a std::path::Path>,
+}
+
+/// A traffic pattern.
+pub trait Pattern {
+    /// Range checks; `path` is the config's location (`workload[0]`).
+    fn validate(&self, path: &str) -> Result<(), Error>;
+    /// Append this pattern's flows (any order; the caller sorts).
+    fn generate(&self, path: &str, ctx: &GenCtx, rng: &mut Rng, out: &mut Vec<FlowSpec>) -> Result<(), Error>;
+}
+
+/// One traffic source.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "pattern", rename_all = "kebab-case")]
+pub enum WorkloadConfig {
+    /// A random permutation: every host sends to one other host (long or fixed-size flows).
+    Permutation(PermutationConfig),
+    /// Flows listed one by one.
+    Explicit(ExplicitConfig),
+    /// Long-lived flows between named hosts, optionally rate-limited by the application.
+    Bulk(BulkConfig),
+}
+
+macro_rules! each {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            WorkloadConfig::Permutation($c) => $e,
+            WorkloadConfig::Explicit($c) => $e,
+            WorkloadConfig::Bulk($c) => $e,
+        }
+    };
+}
+
+impl WorkloadConfig {
+    pub fn validate(&self, path: &str) -> Result<(), Error> {
+        each!(self, c => c.validate(path))
+    }
+    pub fn generate(&self, path: &str, ctx: &GenCtx, rng: &mut Rng, out: &mut Vec<FlowSpec>) -> Result<(), Error> {
+        each!(self, c => c.generate(path, ctx, rng, out))
+    }
+    /// Pattern names, read from the schema of this enum (the enum is the only list).
+    pub fn patterns() -> Vec<&'static str> {
+        crate::lb::tag_names::<WorkloadConfig>("pattern")
+    }
+}
+
+/// Resolve a host given by name ("H3") or index ("3").
+pub fn host_by_name(g: &Graph, name: &str, path: &str) -> Result<u32, Error> {
+    if let Ok(i) = name.parse::<u32>() {
+        if i < g.n_hosts {
+            return Ok(i);
+        }
+        return Err(Error::config(path, format!("host index {i} is out of range (0..{})", g.n_hosts)));
+    }
+    match g.node_id(name) {
+        Some(id) if g.is_host(id) => Ok(id),
+        Some(_) => Err(Error::config(path, format!("'{name}' is a switch, not a host"))),
+        None => Err(Error::config(path, format!("there is no host named '{name}'"))),
+    }
+}
