@@ -36,7 +36,11 @@ pub struct RunOptions<'a> {
 }
 
 /// Parse and validate a scenario (TOML or JSON text) with `path=value` overrides.
-pub fn load_scenario(text: &str, format: Format, overrides: &[(String, String)]) -> Result<Scenario, Error> {
+pub fn load_scenario(
+    text: &str,
+    format: Format,
+    overrides: &[(String, String)],
+) -> Result<Scenario, Error> {
     Scenario::load(text, format, overrides)
 }
 

@@ -71,7 +71,12 @@ pub struct BenchResult {
 pub fn peak_rss_mb() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
         .map(|kb| kb / 1024.0)
         .unwrap_or(0.0)
 }
@@ -79,9 +84,18 @@ pub fn peak_rss_mb() -> f64 {
 /// Run one named benchmark.
 pub fn bench(name: &str) -> Result<BenchResult, Error> {
     let all = scenarios();
-    let (n, desc, toml) = all.iter().find(|s| s.0.eq_ignore_ascii_case(name)).ok_or_else(|| {
-        Error::config("bench", format!("unknown benchmark '{name}'; allowed: {}", bench_names().join(", ")))
-    })?;
+    let (n, desc, toml) = all
+        .iter()
+        .find(|s| s.0.eq_ignore_ascii_case(name))
+        .ok_or_else(|| {
+            Error::config(
+                "bench",
+                format!(
+                    "unknown benchmark '{name}'; allowed: {}",
+                    bench_names().join(", ")
+                ),
+            )
+        })?;
     let sc = Scenario::load(toml, Format::Toml, &[])?;
     let r = crate::api::run(&sc, Default::default())?;
     let s = &r.summary;

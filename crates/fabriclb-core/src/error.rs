@@ -13,7 +13,11 @@ pub enum Error {
     /// A file could not be read or written.
     Io(String),
     /// A flow-size CDF file is malformed (`line` is 1-based).
-    Cdf { source: String, line: usize, msg: String },
+    Cdf {
+        source: String,
+        line: usize,
+        msg: String,
+    },
     /// An invariant of the simulation was violated: a bug, never the user's fault.
     Invariant(String),
     /// The run was stopped from outside (Ctrl-C).
@@ -22,7 +26,10 @@ pub enum Error {
 
 impl Error {
     pub fn config(path: &str, msg: impl Into<String>) -> Error {
-        Error::Config { path: path.to_string(), msg: msg.into() }
+        Error::Config {
+            path: path.to_string(),
+            msg: msg.into(),
+        }
     }
     /// A short machine-readable kind, used by the Python layer to choose an exception class.
     pub fn kind(&self) -> &'static str {
@@ -44,8 +51,13 @@ impl fmt::Display for Error {
             Error::Config { path, msg } => write!(f, "invalid scenario field `{path}`: {msg}"),
             Error::Syntax(m) => write!(f, "{m}"),
             Error::Io(m) => write!(f, "{m}"),
-            Error::Cdf { source, line, msg } => write!(f, "bad flow-size CDF {source}, line {line}: {msg}"),
-            Error::Invariant(m) => write!(f, "simulation invariant violated (a bug in fabriclb, please report it): {m}"),
+            Error::Cdf { source, line, msg } => {
+                write!(f, "bad flow-size CDF {source}, line {line}: {msg}")
+            }
+            Error::Invariant(m) => write!(
+                f,
+                "simulation invariant violated (a bug in fabriclb, please report it): {m}"
+            ),
             Error::Cancelled => write!(f, "the run was cancelled"),
         }
     }

@@ -30,7 +30,12 @@ impl Rng {
     /// The stream of component `id` under master seed `seed`.
     pub fn new(seed: u64, id: u64) -> Rng {
         let mut x = seed ^ splitmix(&mut id.wrapping_mul(0xD6E8_FEB8_6659_FD93).clone());
-        let s = [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)];
+        let s = [
+            splitmix(&mut x),
+            splitmix(&mut x),
+            splitmix(&mut x),
+            splitmix(&mut x),
+        ];
         Rng { s }
     }
     #[inline]
@@ -81,10 +86,30 @@ mod tests {
     use super::*;
     #[test]
     fn streams_are_independent_and_repeatable() {
-        let a: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 1); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 1); move |_| r.next_u64() }).collect();
-        let c: Vec<u64> = (0..4).map({ let mut r = Rng::new(7, 2); move |_| r.next_u64() }).collect();
-        let d: Vec<u64> = (0..4).map({ let mut r = Rng::new(8, 1); move |_| r.next_u64() }).collect();
+        let a: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(7, 2);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let d: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::new(8, 1);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert_ne!(a, d);

@@ -78,6 +78,8 @@ pub(crate) struct FlowRec {
     pub conn: u32,
     pub end: Time,
     pub new_conn: bool,
+    /// Stream offset of the flow's first byte on its connection.
+    pub start_off: u64,
     base: [u64; 4],
     pub counts: [u64; 4],
 }
@@ -192,13 +194,18 @@ impl Sim {
         // Measurement: queue histograms.
         for (i, spec) in sc.measure.queue_ports.iter().enumerate() {
             let links = if spec == "fabric" {
-                (0..g.links.len() as u32).filter(|&l| g.is_fabric(l)).collect()
+                (0..g.links.len() as u32)
+                    .filter(|&l| g.is_fabric(l))
+                    .collect()
             } else {
                 g.resolve_link(spec, &format!("measure.queue_ports[{i}]"))?
             };
             for l in links {
                 let bins = (ports[l as usize].cap_bytes.min(1 << 30) / frame_mtu + 2) as usize;
-                ports[l as usize].hist = Some(Box::new(QueueHist { bin_bytes: frame_mtu, time_ps: vec![0; bins] }));
+                ports[l as usize].hist = Some(Box::new(QueueHist {
+                    bin_bytes: frame_mtu,
+                    time_ps: vec![0; bins],
+                }));
             }
         }
         let mut pcap_links = vec![false; g.links.len()];
@@ -208,7 +215,9 @@ impl Sim {
             }
         }
         let pcap = match &sc.measure.pcap_file {
-            Some(path) if !sc.measure.pcap_links.is_empty() => Some(crate::stats::pcap::PcapWriter::create(path)?),
+            Some(path) if !sc.measure.pcap_links.is_empty() => {
+                Some(crate::stats::pcap::PcapWriter::create(path)?)
+            }
             _ => None,
         };
 
@@ -218,11 +227,21 @@ impl Sim {
         for (i, f) in sc.failures.iter().enumerate() {
             let path = format!("failures[{i}].link");
             let mut links = if let Some(n) = f.link.strip_prefix("random:") {
-                let n: usize = n.trim().parse().map_err(|_| Error::config(&path, format!("'{}': random:N needs a whole number", f.link)))?;
+                let n: usize = n.trim().parse().map_err(|_| {
+                    Error::config(
+                        &path,
+                        format!("'{}': random:N needs a whole number", f.link),
+                    )
+                })?;
                 // Physical fabric links, one direction each (the lower id).
-                let mut cand: Vec<u32> = (0..g.links.len() as u32).filter(|&l| g.is_fabric(l) && l < g.links[l as usize].reverse).collect();
+                let mut cand: Vec<u32> = (0..g.links.len() as u32)
+                    .filter(|&l| g.is_fabric(l) && l < g.links[l as usize].reverse)
+                    .collect();
                 if n > cand.len() {
-                    return Err(Error::config(&path, format!("cannot fail {n} links: the fabric has only {}", cand.len())));
+                    return Err(Error::config(
+                        &path,
+                        format!("cannot fail {n} links: the fabric has only {}", cand.len()),
+                    ));
                 }
                 frng.shuffle(&mut cand);
                 cand.truncate(n);
@@ -240,21 +259,45 @@ impl Sim {
             let end = f.until.map(|d| d.0);
             match f.kind {
                 FailureKind::Down => {
-                    changes.push(LinkChange { t: f.at.0, links: links.clone(), action: LinkAction::Down });
+                    changes.push(LinkChange {
+                        t: f.at.0,
+                        links: links.clone(),
+                        action: LinkAction::Down,
+                    });
                     if let Some(e) = end {
-                        changes.push(LinkChange { t: e, links, action: LinkAction::Up });
+                        changes.push(LinkChange {
+                            t: e,
+                            links,
+                            action: LinkAction::Up,
+                        });
                     }
                 }
                 FailureKind::Degrade => {
-                    changes.push(LinkChange { t: f.at.0, links: links.clone(), action: LinkAction::Rate(f.rate.unwrap().0) });
+                    changes.push(LinkChange {
+                        t: f.at.0,
+                        links: links.clone(),
+                        action: LinkAction::Rate(f.rate.unwrap().0),
+                    });
                     if let Some(e) = end {
-                        changes.push(LinkChange { t: e, links, action: LinkAction::Rate(0) });
+                        changes.push(LinkChange {
+                            t: e,
+                            links,
+                            action: LinkAction::Rate(0),
+                        });
                     }
                 }
                 FailureKind::Lossy => {
-                    changes.push(LinkChange { t: f.at.0, links: links.clone(), action: LinkAction::Loss(f.loss.unwrap()) });
+                    changes.push(LinkChange {
+                        t: f.at.0,
+                        links: links.clone(),
+                        action: LinkAction::Loss(f.loss.unwrap()),
+                    });
                     if let Some(e) = end {
-                        changes.push(LinkChange { t: e, links, action: LinkAction::Loss(0.0) });
+                        changes.push(LinkChange {
+                            t: e,
+                            links,
+                            action: LinkAction::Loss(0.0),
+                        });
                     }
                 }
                 FailureKind::Flap => {
@@ -263,7 +306,15 @@ impl Sim {
                     let mut t = f.at.0;
                     let mut down = true;
                     while t < stop {
-                        changes.push(LinkChange { t, links: links.clone(), action: if down { LinkAction::Down } else { LinkAction::Up } });
+                        changes.push(LinkChange {
+                            t,
+                            links: links.clone(),
+                            action: if down {
+                                LinkAction::Down
+                            } else {
+                                LinkAction::Up
+                            },
+                        });
                         down = !down;
                         t += half.max(1);
                         if changes.len() > 1_000_000 {
@@ -271,7 +322,11 @@ impl Sim {
                         }
                     }
                     if !down {
-                        changes.push(LinkChange { t: stop, links, action: LinkAction::Up });
+                        changes.push(LinkChange {
+                            t: stop,
+                            links,
+                            action: LinkAction::Up,
+                        });
                     }
                 }
             }
@@ -282,13 +337,22 @@ impl Sim {
         let mut specs = vec![];
         for (i, w) in sc.workload.iter().enumerate() {
             let mut rng = Rng::new(sc.seed, stream::WORKLOAD + i as u64);
-            let ctx = GenCtx { g: &g, duration_ps: sc.duration.0, workload: i as u16, base_dir: None };
+            let ctx = GenCtx {
+                g: &g,
+                duration_ps: sc.duration.0,
+                workload: i as u16,
+                base_dir: None,
+            };
             w.generate(&format!("workload[{i}]"), &ctx, &mut rng, &mut specs)?;
         }
         specs.retain(|s| s.start_ps < sc.duration.0);
         specs.sort_by_key(|s| s.start_ps);
 
-        let lb = sc.scheme.build(&BuildCtx { g: &g, seed: sc.seed, ecmp_salt: sc.routing.ecmp_salt });
+        let lb = sc.scheme.build(&BuildCtx {
+            g: &g,
+            seed: sc.seed,
+            ecmp_salt: sc.routing.ecmp_salt,
+        });
         let lb_hooks = lb.wants_switch_hooks();
         let overlay = lb.overlay();
         let leaf_uplinks = g
@@ -296,10 +360,23 @@ impl Sim {
             .iter()
             .enumerate()
             .filter(|(_, n)| n.role == Role::Leaf)
-            .map(|(i, n)| (i as u32, n.ports.iter().copied().filter(|&l| !g.is_host(g.links[l as usize].to)).collect::<Vec<_>>()))
+            .map(|(i, n)| {
+                (
+                    i as u32,
+                    n.ports
+                        .iter()
+                        .copied()
+                        .filter(|&l| !g.is_host(g.links[l as usize].to))
+                        .collect::<Vec<_>>(),
+                )
+            })
             .filter(|(_, ups)| ups.len() >= 2)
             .collect();
-        let host_downlink = g.host_uplink.iter().map(|&l| g.links[l as usize].reverse).collect();
+        let host_downlink = g
+            .host_uplink
+            .iter()
+            .map(|&l| g.links[l as usize].reverse)
+            .collect();
         let n_links = g.links.len();
         let mut sim = Sim {
             q: EventQueue::new(),
@@ -317,10 +394,16 @@ impl Sim {
             lb,
             lb_hooks,
             overlay,
-            dre: DreParams { period_ps: sc.switch.dre_period.0, alpha: sc.switch.dre_alpha },
+            dre: DreParams {
+                period_ps: sc.switch.dre_period.0,
+                alpha: sc.switch.dre_alpha,
+            },
             loss_rng: Rng::new(sc.seed, stream::LINK_LOSS),
             changes,
-            shared: sc.switch.shared_buffer.map(|b| (b.bytes(frame_mtu), sc.switch.shared_alpha)),
+            shared: sc
+                .switch
+                .shared_buffer
+                .map(|b| (b.bytes(frame_mtu), sc.switch.shared_alpha)),
             c: Counters::default(),
             win_bytes: vec![0; n_links],
             win_index: 0,
@@ -381,7 +464,9 @@ impl Sim {
     fn schedule(&mut self, t: Time, ev: Ev) {
         if !self.q.push(t, ev) {
             let now = self.q.now();
-            self.violate(format!("event {ev:?} scheduled at {t} ps, before the current time {now} ps"));
+            self.violate(format!(
+                "event {ev:?} scheduled at {t} ps, before the current time {now} ps"
+            ));
         }
     }
 
@@ -413,11 +498,19 @@ impl Sim {
                 }
                 self.check_conservation()?;
             }
-            if t >= self.end_arrivals && self.open_flows == 0 && self.next_spec >= self.specs.len() && self.c.app_bytes_at_end > 0 {
+            if t >= self.end_arrivals
+                && self.open_flows == 0
+                && self.next_spec >= self.specs.len()
+                && self.c.app_bytes_at_end > 0
+            {
                 break;
             }
         }
-        let now = self.q.now().min(self.end_time).max(self.end_arrivals.min(self.q.now()));
+        let now = self
+            .q
+            .now()
+            .min(self.end_time)
+            .max(self.end_arrivals.min(self.q.now()));
         self.sim_end = now;
         if self.c.app_bytes_at_end == 0 {
             self.c.app_bytes_at_end = self.c.app_bytes;
@@ -540,7 +633,9 @@ impl Sim {
                     self.link_up[li] = true;
                     self.ports[li].recover();
                 }
-                LinkAction::Rate(r) => self.ports[li].rate_bps = if r == 0 { self.nominal_rate[li] } else { r },
+                LinkAction::Rate(r) => {
+                    self.ports[li].rate_bps = if r == 0 { self.nominal_rate[li] } else { r }
+                }
                 LinkAction::Loss(p) => self.ports[li].loss = p,
             }
         }
@@ -568,8 +663,13 @@ impl Sim {
         let id = self.conns.len() as u32;
         let sport = 1024 + (id % 60_000) as u16;
         let dport = 80 + (id / 60_000) as u16;
-        self.conns.push(Conn::new(&self.tcp, src, dst, sport, dport, established));
-        self.timers.push(Timers { rto: NEVER, delack: NEVER, app: NEVER });
+        self.conns
+            .push(Conn::new(&self.tcp, src, dst, sport, dport, established));
+        self.timers.push(Timers {
+            rto: NEVER,
+            delack: NEVER,
+            app: NEVER,
+        });
         id
     }
 
@@ -583,12 +683,19 @@ impl Sim {
                 ConnPolicy::Persistent { per_pair } => {
                     let key = (spec.src, spec.dst);
                     if !self.pools.contains_key(&key) {
-                        let ids = (0..per_pair.max(1)).map(|_| self.new_conn(spec.src, spec.dst, true)).collect();
+                        let ids = (0..per_pair.max(1))
+                            .map(|_| self.new_conn(spec.src, spec.dst, true))
+                            .collect();
                         self.pools.insert(key, ids);
                     }
                     let pool = &self.pools[&key];
                     // An idle connection if there is one, else the least backlogged.
-                    let best = *pool.iter().min_by_key(|&&c| self.conns[c as usize].app_end - self.conns[c as usize].snd_una).unwrap();
+                    let best = *pool
+                        .iter()
+                        .min_by_key(|&&c| {
+                            self.conns[c as usize].app_end - self.conns[c as usize].snd_una
+                        })
+                        .unwrap();
                     (best, false)
                 }
             };
@@ -599,8 +706,17 @@ impl Sim {
                 let written = c.app_end;
                 c.app_rate = Some((r as f64 / 8.0, now, written));
             }
+            let start_off = c.app_end;
             c.write(fid, spec.size_bytes);
-            self.flows.push(FlowRec { spec, conn, end: NEVER, new_conn, base, counts: [0; 4] });
+            self.flows.push(FlowRec {
+                spec,
+                conn,
+                end: NEVER,
+                new_conn,
+                start_off,
+                base,
+                counts: [0; 4],
+            });
             self.open_flows += 1;
             let c = &mut self.conns[conn as usize];
             if new_conn {
@@ -645,7 +761,9 @@ impl Sim {
                 let dyn_limit = (alpha * pool.saturating_sub(used) as f64) as u64;
                 // The packet must also fit in what is left of the pool.
                 let q = self.ports[li].q_bytes;
-                dyn_limit.min(self.ports[li].cap_bytes).min(q + pool.saturating_sub(used))
+                dyn_limit
+                    .min(self.ports[li].cap_bytes)
+                    .min(q + pool.saturating_sub(used))
             }
             _ => self.ports[li].cap_bytes,
         };
@@ -656,12 +774,16 @@ impl Sim {
         let port = &mut self.ports[li];
         match port.offer(now, size, wire, ect, limit) {
             Enqueue::Sent { end, marked } => {
-                let over = (port.q_bytes > port.cap_bytes).then_some((port.q_bytes, port.cap_bytes));
+                let over =
+                    (port.q_bytes > port.cap_bytes).then_some((port.q_bytes, port.cap_bytes));
                 let epoch = port.epoch;
                 let corrupt = port.loss > 0.0 && self.loss_rng.f64() < port.loss;
                 let arrive = end + port.delay_ps;
                 if let Some((q, cap)) = over {
-                    self.violate(format!("queue of link {} holds {q} bytes, above its capacity {cap}", self.g.link_name(link)));
+                    self.violate(format!(
+                        "queue of link {} holds {q} bytes, above its capacity {cap}",
+                        self.g.link_name(link)
+                    ));
                 }
                 let p = self.arena.get_mut(id);
                 if marked {
@@ -737,13 +859,23 @@ impl Sim {
             }
         }
         if dst == u32::MAX {
-            self.violate(format!("a packet looped (over 64 switch hops) at {}", self.g.nodes[sw as usize].name));
+            self.violate(format!(
+                "a packet looped (over 64 switch hops) at {}",
+                self.g.nodes[sw as usize].name
+            ));
             self.drop_packet(id);
             return;
         }
         if self.lb_hooks {
-            let mut v = LbView { now, g: &self.g, routes: &self.routes, ports: &mut self.ports, dre: &self.dre };
-            self.lb.on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
+            let mut v = LbView {
+                now,
+                g: &self.g,
+                routes: &self.routes,
+                ports: &mut self.ports,
+                dre: &self.dre,
+            };
+            self.lb
+                .on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
         }
         let dst_tor = self.g.host_tor[dst as usize];
         let out = if dst_tor == sw {
@@ -767,7 +899,13 @@ impl Sim {
                 }
                 1 => cands[0],
                 _ => {
-                    let mut v = LbView { now, g: &self.g, routes: &self.routes, ports: &mut self.ports, dre: &self.dre };
+                    let mut v = LbView {
+                        now,
+                        g: &self.g,
+                        routes: &self.routes,
+                        ports: &mut self.ports,
+                        dre: &self.dre,
+                    };
                     self.lb.choose(&mut v, sw, self.arena.get_mut(id), cands)
                 }
             }
@@ -780,8 +918,15 @@ impl Sim {
             }
         }
         if self.lb_hooks {
-            let mut v = LbView { now, g: &self.g, routes: &self.routes, ports: &mut self.ports, dre: &self.dre };
-            self.lb.on_departure(&mut v, sw, out, self.arena.get_mut(id));
+            let mut v = LbView {
+                now,
+                g: &self.g,
+                routes: &self.routes,
+                ports: &mut self.ports,
+                dre: &self.dre,
+            };
+            self.lb
+                .on_departure(&mut v, sw, out, self.arena.get_mut(id));
         }
         let p = self.arena.get_mut(id);
         p.path_hash = p.path_hash.wrapping_mul(0x9E37_79B1).wrapping_add(out + 1);
@@ -847,22 +992,30 @@ impl Sim {
             rows.tx_bytes.push(b);
             let gbps = b as f64 * 8.0 / dur_s / 1e9;
             rows.throughput_gbps.push(gbps);
-            rows.utilization.push(gbps * 1e9 / self.nominal_rate[l] as f64);
+            rows.utilization
+                .push(gbps * 1e9 / self.nominal_rate[l] as f64);
             rows.imbalance.push(f64::NAN);
         }
         for (leaf, ups) in &self.leaf_uplinks {
-            let vals: Vec<f64> = ups.iter().map(|&l| self.win_bytes[l as usize] as f64).collect();
+            let vals: Vec<f64> = ups
+                .iter()
+                .map(|&l| self.win_bytes[l as usize] as f64)
+                .collect();
             let avg = vals.iter().sum::<f64>() / vals.len() as f64;
-            let (mx, mn) = vals.iter().fold((f64::MIN, f64::MAX), |(a, b), &v| (a.max(v), b.min(v)));
+            let (mx, mn) = vals
+                .iter()
+                .fold((f64::MIN, f64::MAX), |(a, b), &v| (a.max(v), b.min(v)));
             rows.window.push(self.win_index);
             rows.t_start_ms.push(t_start as f64 * 1e-9);
-            rows.name.push(format!("{}:uplinks", self.g.nodes[*leaf as usize].name));
+            rows.name
+                .push(format!("{}:uplinks", self.g.nodes[*leaf as usize].name));
             rows.kind.push("leaf-uplink-imbalance".into());
             rows.tx_bytes.push(vals.iter().sum::<f64>() as u64);
             let gbps = vals.iter().sum::<f64>() * 8.0 / dur_s / 1e9;
             rows.throughput_gbps.push(gbps);
             rows.utilization.push(f64::NAN);
-            rows.imbalance.push(if avg > 0.0 { (mx - mn) / avg } else { f64::NAN });
+            rows.imbalance
+                .push(if avg > 0.0 { (mx - mn) / avg } else { f64::NAN });
         }
         self.win_bytes.iter_mut().for_each(|b| *b = 0);
         self.win_index += 1;
@@ -871,7 +1024,9 @@ impl Sim {
     fn sample_traces(&mut self, now: Time) {
         let dt_s = self.sc.measure.trace_interval.0 as f64 * 1e-12;
         for &f in &self.sc.measure.trace_flows {
-            let Some(rec) = self.flows.get(f as usize) else { continue };
+            let Some(rec) = self.flows.get(f as usize) else {
+                continue;
+            };
             let c = &self.conns[rec.conn as usize];
             let last = self.traces.last_rcv.insert(f, c.rcv_nxt).unwrap_or(0);
             let t = &mut self.traces;
@@ -879,7 +1034,8 @@ impl Sim {
             t.flow.push(f as u64);
             t.cwnd_bytes.push(c.w.cwnd);
             t.srtt_us.push(c.srtt_ps() * 1e-6);
-            t.rate_gbps.push((c.rcv_nxt - last) as f64 * 8.0 / dt_s / 1e9);
+            t.rate_gbps
+                .push((c.rcv_nxt - last) as f64 * 8.0 / dt_s / 1e9);
             t.dctcp_alpha.push(c.cc.alpha());
         }
     }

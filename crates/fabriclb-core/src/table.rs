@@ -54,7 +54,10 @@ pub struct Table {
 
 impl Table {
     pub fn push(&mut self, name: &str, c: Column) {
-        debug_assert!(self.columns.is_empty() || self.columns[0].1.len() == c.len(), "column {name} length");
+        debug_assert!(
+            self.columns.is_empty() || self.columns[0].1.len() == c.len(),
+            "column {name} length"
+        );
         self.columns.push((name.to_string(), c));
     }
     pub fn rows(&self) -> usize {
@@ -65,7 +68,14 @@ impl Table {
     }
     pub fn to_csv(&self) -> String {
         let mut out = String::new();
-        out.push_str(&self.columns.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(","));
+        out.push_str(
+            &self
+                .columns
+                .iter()
+                .map(|c| c.0.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
         out.push('\n');
         for i in 0..self.rows() {
             for (j, (_, c)) in self.columns.iter().enumerate() {

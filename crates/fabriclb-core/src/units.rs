@@ -29,7 +29,9 @@ pub fn ser_ps(bytes: u64, rate_bps: u64) -> Time {
 fn split_num(s: &str) -> Result<(f64, &str), String> {
     let s = s.trim();
     let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
+        .find(|c: char| {
+            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
+        })
         .unwrap_or(s.len());
     // "1e3us": the 'e' belongs to the number only if followed by a digit or sign.
     let (mut num, mut unit) = s.split_at(idx);
@@ -127,12 +129,50 @@ macro_rules! unit_type {
     };
 }
 
-unit_type!(Rate, u64, "rate", r"^[0-9.eE+-]+\s*(bps|Kbps|Mbps|Gbps|Tbps)$", "bps, Kbps, Mbps, Gbps, Tbps",
-    [("bps", 1u64), ("Kbps", 1_000u64), ("Mbps", 1_000_000u64), ("Gbps", 1_000_000_000u64), ("Tbps", 1_000_000_000_000u64)]);
-unit_type!(Duration, u64, "duration", r"^[0-9.eE+-]+\s*(ps|ns|us|ms|s)$", "ps, ns, us, ms, s",
-    [("ps", 1u64), ("ns", PS_PER_NS), ("us", PS_PER_US), ("ms", PS_PER_MS), ("s", PS_PER_S)]);
-unit_type!(Bytes, u64, "size", r"^[0-9.eE+-]+\s*(B|KB|MB|GB|KiB|MiB|GiB)$", "B, KB, MB, GB (powers of 1000), KiB, MiB, GiB",
-    [("B", 1u64), ("KB", 1_000u64), ("MB", 1_000_000u64), ("GB", 1_000_000_000u64), ("KiB", 1_024u64), ("MiB", 1_048_576u64), ("GiB", 1_073_741_824u64)]);
+unit_type!(
+    Rate,
+    u64,
+    "rate",
+    r"^[0-9.eE+-]+\s*(bps|Kbps|Mbps|Gbps|Tbps)$",
+    "bps, Kbps, Mbps, Gbps, Tbps",
+    [
+        ("bps", 1u64),
+        ("Kbps", 1_000u64),
+        ("Mbps", 1_000_000u64),
+        ("Gbps", 1_000_000_000u64),
+        ("Tbps", 1_000_000_000_000u64)
+    ]
+);
+unit_type!(
+    Duration,
+    u64,
+    "duration",
+    r"^[0-9.eE+-]+\s*(ps|ns|us|ms|s)$",
+    "ps, ns, us, ms, s",
+    [
+        ("ps", 1u64),
+        ("ns", PS_PER_NS),
+        ("us", PS_PER_US),
+        ("ms", PS_PER_MS),
+        ("s", PS_PER_S)
+    ]
+);
+unit_type!(
+    Bytes,
+    u64,
+    "size",
+    r"^[0-9.eE+-]+\s*(B|KB|MB|GB|KiB|MiB|GiB)$",
+    "B, KB, MB, GB (powers of 1000), KiB, MiB, GiB",
+    [
+        ("B", 1u64),
+        ("KB", 1_000u64),
+        ("MB", 1_000_000u64),
+        ("GB", 1_000_000_000u64),
+        ("KiB", 1_024u64),
+        ("MiB", 1_048_576u64),
+        ("GiB", 1_073_741_824u64)
+    ]
+);
 
 /// A buffer size or threshold: bytes, or a count of full-size packets (`"100pkt"`),
 /// resolved against the frame size of the scenario's MTU at validation.
@@ -203,7 +243,9 @@ impl JsonSchema for BufSize {
                 ..Default::default()
             })),
             metadata: Some(Box::new(schemars::schema::Metadata {
-                description: Some("A buffer size: full-size packets (\"100pkt\") or bytes (\"150KB\")".into()),
+                description: Some(
+                    "A buffer size: full-size packets (\"100pkt\") or bytes (\"150KB\")".into(),
+                ),
                 ..Default::default()
             })),
             ..Default::default()
@@ -218,11 +260,23 @@ mod tests {
 
     #[test]
     fn parse_table() {
-        let rates = [("10Gbps", 10_000_000_000u64), ("2.5Gbps", 2_500_000_000), ("100Mbps", 100_000_000), ("1 Tbps", 1_000_000_000_000)];
+        let rates = [
+            ("10Gbps", 10_000_000_000u64),
+            ("2.5Gbps", 2_500_000_000),
+            ("100Mbps", 100_000_000),
+            ("1 Tbps", 1_000_000_000_000),
+        ];
         for (s, v) in rates {
             assert_eq!(Rate::parse(s).unwrap().0, v, "{s}");
         }
-        let durs = [("1us", PS_PER_US), ("500us", 500 * PS_PER_US), ("13ms", 13 * PS_PER_MS), ("1.5ms", 1_500 * PS_PER_US), ("2s", 2 * PS_PER_S), ("1e3us", PS_PER_MS)];
+        let durs = [
+            ("1us", PS_PER_US),
+            ("500us", 500 * PS_PER_US),
+            ("13ms", 13 * PS_PER_MS),
+            ("1.5ms", 1_500 * PS_PER_US),
+            ("2s", 2 * PS_PER_S),
+            ("1e3us", PS_PER_MS),
+        ];
         for (s, v) in durs {
             assert_eq!(Duration::parse(s).unwrap().0, v, "{s}");
         }
@@ -245,9 +299,27 @@ mod tests {
     #[test]
     fn display_round_trips() {
         for s in ["10Gbps", "40Gbps", "500us", "13ms", "100KB", "1.5ms"] {
-            let d = if s.ends_with("bps") { Rate::parse(s).unwrap().to_string() } else if s.ends_with('s') { Duration::parse(s).unwrap().to_string() } else { Bytes::parse(s).unwrap().to_string() };
-            let back = if s.ends_with("bps") { Rate::parse(&d).unwrap().0 } else if s.ends_with('s') { Duration::parse(&d).unwrap().0 } else { Bytes::parse(&d).unwrap().0 };
-            let orig = if s.ends_with("bps") { Rate::parse(s).unwrap().0 } else if s.ends_with('s') { Duration::parse(s).unwrap().0 } else { Bytes::parse(s).unwrap().0 };
+            let d = if s.ends_with("bps") {
+                Rate::parse(s).unwrap().to_string()
+            } else if s.ends_with('s') {
+                Duration::parse(s).unwrap().to_string()
+            } else {
+                Bytes::parse(s).unwrap().to_string()
+            };
+            let back = if s.ends_with("bps") {
+                Rate::parse(&d).unwrap().0
+            } else if s.ends_with('s') {
+                Duration::parse(&d).unwrap().0
+            } else {
+                Bytes::parse(&d).unwrap().0
+            };
+            let orig = if s.ends_with("bps") {
+                Rate::parse(s).unwrap().0
+            } else if s.ends_with('s') {
+                Duration::parse(s).unwrap().0
+            } else {
+                Bytes::parse(s).unwrap().0
+            };
             assert_eq!(back, orig, "{s} -> {d}");
         }
     }

@@ -29,8 +29,14 @@ static ERROR_TYPES: GILOnceCell<[Py<PyType>; 3]> = GILOnceCell::new();
 fn fabriclb_error(py: Python<'_>, kind: &str, field: Option<String>, msg: String) -> PyErr {
     let types = ERROR_TYPES.get_or_try_init(py, || -> PyResult<_> {
         let m = py.import_bound("fabriclb.errors")?;
-        let get = |n: &str| -> PyResult<Py<PyType>> { Ok(m.getattr(n)?.downcast_into::<PyType>()?.unbind()) };
-        Ok([get("FabriclbError")?, get("ScenarioError")?, get("SimulationError")?])
+        let get = |n: &str| -> PyResult<Py<PyType>> {
+            Ok(m.getattr(n)?.downcast_into::<PyType>()?.unbind())
+        };
+        Ok([
+            get("FabriclbError")?,
+            get("ScenarioError")?,
+            get("SimulationError")?,
+        ])
     });
     let types = match types {
         Ok(t) => t,
@@ -46,7 +52,9 @@ fn fabriclb_error(py: Python<'_>, kind: &str, field: Option<String>, msg: String
         let kw = PyDict::new_bound(py);
         kw.set_item("kind", kind)?;
         kw.set_item("field", field.clone())?;
-        Ok(PyErr::from_value_bound(cls.bind(py).call((msg.clone(),), Some(&kw))?))
+        Ok(PyErr::from_value_bound(
+            cls.bind(py).call((msg.clone(),), Some(&kw))?,
+        ))
     };
     make().unwrap_or_else(|e| e)
 }
@@ -76,7 +84,10 @@ fn install_panic_hook() {
             } else {
                 "unknown panic".to_string()
             };
-            let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+            let at = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
             LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
             if std::env::var_os("FABRICLB_DEBUG").is_some_and(|v| !v.is_empty() && v != "0") {
                 default_hook(info);
@@ -98,7 +109,9 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Failure> {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Failure::Core(e)),
         Err(_) => {
-            let msg = LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "unknown panic".into());
+            let msg = LAST_PANIC
+                .with(|p| p.borrow_mut().take())
+                .unwrap_or_else(|| "unknown panic".into());
             Err(Failure::Panic(msg))
         }
     }
@@ -125,11 +138,19 @@ impl Failure {
     }
 }
 
-fn call<T>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send, release_gil: bool) -> PyResult<T>
+fn call<T>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+    release_gil: bool,
+) -> PyResult<T>
 where
     T: Send,
 {
-    let r = if release_gil { py.allow_threads(|| guarded(f)) } else { guarded(f) };
+    let r = if release_gil {
+        py.allow_threads(|| guarded(f))
+    } else {
+        guarded(f)
+    };
     r.map_err(|e| e.into_pyerr(py))
 }
 
@@ -137,16 +158,27 @@ fn parse_format(format: &str) -> PyResult<Format> {
     match format {
         "toml" => Ok(Format::Toml),
         "json" => Ok(Format::Json),
-        other => Err(PyValueError::new_err(format!("unknown scenario format '{other}'; use 'toml' or 'json'"))),
+        other => Err(PyValueError::new_err(format!(
+            "unknown scenario format '{other}'; use 'toml' or 'json'"
+        ))),
     }
 }
 
 /// Parse and validate a scenario; returns its canonical JSON.
 #[pyfunction]
 #[pyo3(signature = (text, format = "toml", overrides = Vec::new()))]
-fn load_scenario(py: Python<'_>, text: &str, format: &str, overrides: Vec<(String, String)>) -> PyResult<String> {
+fn load_scenario(
+    py: Python<'_>,
+    text: &str,
+    format: &str,
+    overrides: Vec<(String, String)>,
+) -> PyResult<String> {
     let fmt = parse_format(format)?;
-    call(py, || api::load_scenario(text, fmt, &overrides).map(|sc| sc.canonical_json()), false)
+    call(
+        py,
+        || api::load_scenario(text, fmt, &overrides).map(|sc| sc.canonical_json()),
+        false,
+    )
 }
 
 /// A column's values as a Python list, with its type tag ("u64", "i64", "f64", "str").
@@ -178,7 +210,11 @@ fn table_to_py(py: Python<'_>, t: &Table) -> PyResult<PyObject> {
 #[pyfunction]
 #[pyo3(signature = (scenario_json, progress = None))]
 fn run(py: Python<'_>, scenario_json: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
-    let sc = call(py, || api::load_scenario(scenario_json, Format::Json, &[]), false)?;
+    let sc = call(
+        py,
+        || api::load_scenario(scenario_json, Format::Json, &[]),
+        false,
+    )?;
     let cancel = AtomicBool::new(false);
     let mut pending: Option<PyErr> = None;
     let outcome = py.allow_threads(|| {
@@ -204,7 +240,15 @@ fn run(py: Python<'_>, scenario_json: &str, progress: Option<PyObject>) -> PyRes
                 }
             })
         };
-        guarded(|| api::run(&sc, api::RunOptions { progress: Some(&mut on_progress), cancel: Some(&cancel) }))
+        guarded(|| {
+            api::run(
+                &sc,
+                api::RunOptions {
+                    progress: Some(&mut on_progress),
+                    cancel: Some(&cancel),
+                },
+            )
+        })
     });
     // An interrupt or an exception from the callback wins over the run's own outcome.
     if let Some(e) = pending {
@@ -212,8 +256,8 @@ fn run(py: Python<'_>, scenario_json: &str, progress: Option<PyObject>) -> PyRes
     }
     let res = outcome.map_err(|e| e.into_pyerr(py))?;
     let d = PyDict::new_bound(py);
-    let summary =
-        serde_json::to_string(&res.summary).map_err(|e| fabriclb_error(py, "internal", None, format!("summary is not JSON: {e}")))?;
+    let summary = serde_json::to_string(&res.summary)
+        .map_err(|e| fabriclb_error(py, "internal", None, format!("summary is not JSON: {e}")))?;
     d.set_item("summary", summary)?;
     d.set_item("scenario", sc.canonical_json())?;
     d.set_item("flows", table_to_py(py, &res.flows)?)?;
@@ -229,7 +273,14 @@ fn run(py: Python<'_>, scenario_json: &str, progress: Option<PyObject>) -> PyRes
 #[pyo3(name = "bench")]
 fn run_bench(py: Python<'_>, name: &str) -> PyResult<String> {
     let r = call(py, || api::bench(name), true)?;
-    serde_json::to_string(&r).map_err(|e| fabriclb_error(py, "internal", None, format!("bench result is not JSON: {e}")))
+    serde_json::to_string(&r).map_err(|e| {
+        fabriclb_error(
+            py,
+            "internal",
+            None,
+            format!("bench result is not JSON: {e}"),
+        )
+    })
 }
 
 /// Names of the benchmark scenarios.

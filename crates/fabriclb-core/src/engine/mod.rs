@@ -38,7 +38,11 @@ pub struct EventQueue<E: Copy> {
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: RadixQueue::new(), seq: 0, now: 0 }
+        EventQueue {
+            heap: RadixQueue::new(),
+            seq: 0,
+            now: 0,
+        }
     }
     /// Time of the event being run (or last run).
     #[inline]
@@ -106,7 +110,19 @@ mod tests {
         }
         assert_eq!(
             out,
-            vec![(7, 8), (10, 1), (10, 3), (10, 6), (10, 100), (50, 0), (50, 2), (50, 5), (50, 101), (1000, 4), (1000, 7)]
+            vec![
+                (7, 8),
+                (10, 1),
+                (10, 3),
+                (10, 6),
+                (10, 100),
+                (50, 0),
+                (50, 2),
+                (50, 5),
+                (50, 101),
+                (1000, 4),
+                (1000, 7)
+            ]
         );
     }
 

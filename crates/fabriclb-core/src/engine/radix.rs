@@ -23,7 +23,12 @@ fn bucket(t: u64, last: u64) -> usize {
 
 impl<E: Copy> RadixQueue<E> {
     pub fn new() -> Self {
-        RadixQueue { last: 0, len: 0, b0: VecDeque::new(), buckets: (0..65).map(|_| Vec::new()).collect() }
+        RadixQueue {
+            last: 0,
+            len: 0,
+            b0: VecDeque::new(),
+            buckets: (0..65).map(|_| Vec::new()).collect(),
+        }
     }
     #[inline]
     pub fn len(&self) -> usize {

@@ -17,7 +17,11 @@ pub struct Ecmp {
 
 impl EcmpConfig {
     pub fn build(&self, ctx: &BuildCtx) -> Ecmp {
-        Ecmp { salts: (0..ctx.g.nodes.len() as u32).map(|s| ecmp_salt(s, ctx.ecmp_salt)).collect() }
+        Ecmp {
+            salts: (0..ctx.g.nodes.len() as u32)
+                .map(|s| ecmp_salt(s, ctx.ecmp_salt))
+                .collect(),
+        }
     }
 }
 

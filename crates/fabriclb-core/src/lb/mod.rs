@@ -151,7 +151,9 @@ mod tests {
     }
     #[test]
     fn unknown_scheme_is_rejected_with_the_allowed_names() {
-        let e = serde_json::from_str::<SchemeConfig>("{\"name\": \"magic\"}").unwrap_err().to_string();
+        let e = serde_json::from_str::<SchemeConfig>("{\"name\": \"magic\"}")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("magic") && e.contains("ecmp"), "{e}");
     }
 }

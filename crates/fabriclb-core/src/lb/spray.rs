@@ -17,7 +17,9 @@ pub struct Spray {
 
 impl SprayConfig {
     pub fn build(&self, ctx: &BuildCtx) -> Spray {
-        Spray { rng: Rng::new(ctx.seed, stream::SCHEME) }
+        Spray {
+            rng: Rng::new(ctx.seed, stream::SCHEME),
+        }
     }
 }
 

@@ -86,13 +86,24 @@ mod tests {
     use super::*;
     const US: u64 = 1_000_000;
     fn p() -> DreParams {
-        DreParams { period_ps: 20 * US, alpha: 0.125 }
+        DreParams {
+            period_ps: 20 * US,
+            alpha: 0.125,
+        }
     }
 
     #[test]
     fn decay_table() {
         // (time of read in us, expected X) after 8000 bytes added at t = 0
-        let cases = [(0u64, 8000.0), (19, 8000.0), (20, 7000.0), (39, 7000.0), (40, 6125.0), (60, 5359.375), (100_000, 0.0)];
+        let cases = [
+            (0u64, 8000.0),
+            (19, 8000.0),
+            (20, 7000.0),
+            (39, 7000.0),
+            (40, 6125.0),
+            (60, 5359.375),
+            (100_000, 0.0),
+        ];
         for (t, want) in cases {
             let mut d = Dre::default();
             d.add(0, 8000, &p());
@@ -110,7 +121,10 @@ mod tests {
         b.value(45 * US, &p()); // read first, then learn of the packet sent at 5 us
         b.add(5 * US, 1000, &p());
         let vb = b.value(45 * US, &p());
-        assert!((va - vb).abs() < 1e-9 && (va - 765.625).abs() < 1e-9, "{va} {vb}");
+        assert!(
+            (va - vb).abs() < 1e-9 && (va - 765.625).abs() < 1e-9,
+            "{va} {vb}"
+        );
     }
 
     #[test]
@@ -131,7 +145,17 @@ mod tests {
     #[test]
     fn quantisation_table() {
         // C·τ for 10 Gbps and τ = 160 us is 200,000 bytes.
-        let cases = [(0.0, 3, 0u8), (24_999.0, 3, 0), (25_000.0, 3, 1), (100_000.0, 3, 4), (199_999.0, 3, 7), (400_000.0, 3, 7), (100_000.0, 1, 1), (99_999.0, 1, 0), (100_000.0, 6, 32)];
+        let cases = [
+            (0.0, 3, 0u8),
+            (24_999.0, 3, 0),
+            (25_000.0, 3, 1),
+            (100_000.0, 3, 4),
+            (199_999.0, 3, 7),
+            (400_000.0, 3, 7),
+            (100_000.0, 1, 1),
+            (99_999.0, 1, 0),
+            (100_000.0, 6, 32),
+        ];
         for (x, q, want) in cases {
             assert_eq!(quantise(x, 10_000_000_000, &p(), q), want, "x={x} q={q}");
         }

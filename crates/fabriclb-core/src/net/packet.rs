@@ -110,7 +110,10 @@ impl Packet {
     /// The 5-tuple hash input (protocol is always TCP).
     #[inline]
     pub fn five_tuple(&self) -> u64 {
-        ((self.src as u64) << 40) ^ ((self.dst as u64) << 16) ^ ((self.sport as u64) << 48) ^ (self.dport as u64)
+        ((self.src as u64) << 40)
+            ^ ((self.dst as u64) << 16)
+            ^ ((self.sport as u64) << 48)
+            ^ (self.dport as u64)
     }
 }
 
@@ -167,7 +170,10 @@ mod tests {
         assert_eq!(a.live(), 2);
         a.free(x);
         assert_eq!(a.live(), 1);
-        let z = a.alloc(Packet { conn: 7, ..Default::default() });
+        let z = a.alloc(Packet {
+            conn: 7,
+            ..Default::default()
+        });
         assert_eq!(z, x);
         assert_eq!(a.get(z).conn, 7);
         assert_ne!(y, z);

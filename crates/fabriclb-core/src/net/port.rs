@@ -197,24 +197,36 @@ mod tests {
         assert_eq!(p.stats.drops, 1);
         // after the first finished, one slot is free again
         assert_eq!(p.queue_bytes(ser), 2 * 1518);
-        assert!(matches!(p.offer(ser, 1518, 1538, false, p.cap_bytes), Enqueue::Sent { end, .. } if end == 4 * ser));
+        assert!(
+            matches!(p.offer(ser, 1518, 1538, false, p.cap_bytes), Enqueue::Sent { end, .. } if end == 4 * ser)
+        );
         assert!(p.q_bytes <= p.cap_bytes);
         // an idle port starts at once
         assert_eq!(p.queue_bytes(100 * ser), 0);
-        assert!(matches!(p.offer(100 * ser, 64, 84, false, p.cap_bytes), Enqueue::Sent { end, .. } if end == 100 * ser + ser_ps(84, G10)));
+        assert!(
+            matches!(p.offer(100 * ser, 64, 84, false, p.cap_bytes), Enqueue::Sent { end, .. } if end == 100 * ser + ser_ps(84, G10))
+        );
     }
 
     #[test]
     fn ecn_marks_above_k_only_for_ect() {
         // (packets already queued, ect, expect mark) with K = 2 packets
-        let cases = [(0, true, false), (2, true, false), (3, true, true), (3, false, false), (5, true, true)];
+        let cases = [
+            (0, true, false),
+            (2, true, false),
+            (3, true, true),
+            (3, false, false),
+            (5, true, true),
+        ];
         for (queued, ect, want) in cases {
             let mut p = Port::new(G10, 0, 100 * 1518, 2 * 1518);
             for _ in 0..queued {
                 p.offer(0, 1518, 1538, false, p.cap_bytes);
             }
             match p.offer(0, 1518, 1538, ect, p.cap_bytes) {
-                Enqueue::Sent { marked, .. } => assert_eq!(marked, want, "queued={queued} ect={ect}"),
+                Enqueue::Sent { marked, .. } => {
+                    assert_eq!(marked, want, "queued={queued} ect={ect}")
+                }
                 Enqueue::Dropped => panic!(),
             }
         }
@@ -223,7 +235,10 @@ mod tests {
     #[test]
     fn time_weighted_queue_integral() {
         let mut p = Port::new(G10, 0, 1 << 30, 0);
-        p.hist = Some(Box::new(QueueHist { bin_bytes: 1518, time_ps: vec![0; 4] }));
+        p.hist = Some(Box::new(QueueHist {
+            bin_bytes: 1518,
+            time_ps: vec![0; 4],
+        }));
         let ser = ser_ps(1538, G10);
         p.offer(0, 1518, 1538, false, p.cap_bytes);
         p.offer(0, 1518, 1538, false, p.cap_bytes);
@@ -244,6 +259,9 @@ mod tests {
         assert_ne!(p.epoch, e);
         assert_eq!(p.offer(2, 1518, 1538, false, p.cap_bytes), Enqueue::Dropped);
         p.recover();
-        assert!(matches!(p.offer(3, 1518, 1538, false, p.cap_bytes), Enqueue::Sent { .. }));
+        assert!(matches!(
+            p.offer(3, 1518, 1538, false, p.cap_bytes),
+            Enqueue::Sent { .. }
+        ));
     }
 }

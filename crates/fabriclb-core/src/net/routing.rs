@@ -72,7 +72,13 @@ impl Routes {
                 groups[d(u)] = (off, members.len() as u32 - off);
             }
         }
-        Routes { tor_index, n_tors: nt as u32, groups, members, dist }
+        Routes {
+            tor_index,
+            n_tors: nt as u32,
+            groups,
+            members,
+            dist,
+        }
     }
 
     /// Candidate output ports at switch `sw` toward ToR `tor` (empty when unreachable).
@@ -97,8 +103,14 @@ mod tests {
     #[test]
     fn ecmp_groups_table() {
         let c = TopologyConfig::LeafSpine(LeafSpineConfig {
-            leaves: 2, spines: 2, hosts_per_leaf: 1, host_rate: Rate(1), fabric_rate: Rate(1), links_per_pair: 2,
-            host_delay: Duration(1), fabric_delay: Duration(1),
+            leaves: 2,
+            spines: 2,
+            hosts_per_leaf: 1,
+            host_rate: Rate(1),
+            fabric_rate: Rate(1),
+            links_per_pair: 2,
+            host_delay: Duration(1),
+            fabric_delay: Duration(1),
         });
         let g = c.build().unwrap();
         let mut up = vec![true; g.links.len()];
@@ -129,7 +141,15 @@ mod tests {
 
     #[test]
     fn fat_tree_distances() {
-        let g = TopologyConfig::FatTree(FatTreeConfig { k: 4, oversubscription: 1, host_rate: Rate(1), fabric_rate: Rate(1), delay: Duration(1) }).build().unwrap();
+        let g = TopologyConfig::FatTree(FatTreeConfig {
+            k: 4,
+            oversubscription: 1,
+            host_rate: Rate(1),
+            fabric_rate: Rate(1),
+            delay: Duration(1),
+        })
+        .build()
+        .unwrap();
         let r = Routes::compute(&g, &vec![true; g.links.len()]);
         let e00 = g.node_id("E0_0").unwrap();
         let e01 = r.tor_index[g.node_id("E0_1").unwrap() as usize];

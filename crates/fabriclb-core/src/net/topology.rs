@@ -168,7 +168,10 @@ pub struct Graph {
 
 impl Graph {
     pub fn node_id(&self, name: &str) -> Option<u32> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| i as u32)
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as u32)
     }
     pub fn is_host(&self, n: u32) -> bool {
         n < self.n_hosts
@@ -180,7 +183,12 @@ impl Graph {
     }
     /// Directed links from `a` to `b`, in parallel-index order.
     pub fn links_between(&self, a: u32, b: u32) -> Vec<u32> {
-        self.nodes[a as usize].ports.iter().copied().filter(|&l| self.links[l as usize].to == b).collect()
+        self.nodes[a as usize]
+            .ports
+            .iter()
+            .copied()
+            .filter(|&l| self.links[l as usize].to == b)
+            .collect()
     }
     /// Resolve "A->B", "A->B#i", "A-B", "A-B#i", "A-B#*" into directed links (A to B).
     pub fn resolve_link(&self, spec: &str, path: &str) -> Result<Vec<u32>, Error> {
@@ -191,20 +199,41 @@ impl Graph {
         let (a, b) = body
             .split_once("->")
             .or_else(|| body.split_once('-'))
-            .ok_or_else(|| Error::config(path, format!("'{spec}' is not a link; write it as \"A-B\", \"A-B#i\" or \"A->B\"")))?;
-        let na = self.node_id(a.trim()).ok_or_else(|| Error::config(path, format!("'{spec}': there is no node named '{a}'")))?;
-        let nb = self.node_id(b.trim()).ok_or_else(|| Error::config(path, format!("'{spec}': there is no node named '{b}'")))?;
+            .ok_or_else(|| {
+                Error::config(
+                    path,
+                    format!("'{spec}' is not a link; write it as \"A-B\", \"A-B#i\" or \"A->B\""),
+                )
+            })?;
+        let na = self.node_id(a.trim()).ok_or_else(|| {
+            Error::config(path, format!("'{spec}': there is no node named '{a}'"))
+        })?;
+        let nb = self.node_id(b.trim()).ok_or_else(|| {
+            Error::config(path, format!("'{spec}': there is no node named '{b}'"))
+        })?;
         let all = self.links_between(na, nb);
         if all.is_empty() {
-            return Err(Error::config(path, format!("'{spec}': there is no link between {a} and {b}")));
+            return Err(Error::config(
+                path,
+                format!("'{spec}': there is no link between {a} and {b}"),
+            ));
         }
         match idx {
             None => Ok(vec![all[0]]),
             Some("*") => Ok(all),
             Some(i) => {
-                let i: usize = i.parse().map_err(|_| Error::config(path, format!("'{spec}': '#{i}' is not a link index")))?;
+                let i: usize = i.parse().map_err(|_| {
+                    Error::config(path, format!("'{spec}': '#{i}' is not a link index"))
+                })?;
                 all.get(i).map(|&l| vec![l]).ok_or_else(|| {
-                    Error::config(path, format!("'{spec}': there are only {} links between {a} and {b} (#0..#{})", all.len(), all.len() - 1))
+                    Error::config(
+                        path,
+                        format!(
+                            "'{spec}': there are only {} links between {a} and {b} (#0..#{})",
+                            all.len(),
+                            all.len() - 1
+                        ),
+                    )
                 })
             }
         }
@@ -212,7 +241,10 @@ impl Graph {
     /// A readable name of a directed link: "A->B#i".
     pub fn link_name(&self, l: u32) -> String {
         let d = &self.links[l as usize];
-        format!("{}->{}#{}", self.nodes[d.from as usize].name, self.nodes[d.to as usize].name, d.parallel_index)
+        format!(
+            "{}->{}#{}",
+            self.nodes[d.from as usize].name, self.nodes[d.to as usize].name, d.parallel_index
+        )
     }
 }
 
@@ -223,14 +255,37 @@ struct Builder {
 
 impl Builder {
     fn node(&mut self, name: String, role: Role, pod: u32) -> u32 {
-        self.nodes.push(Node { name, role, pod, ports: vec![] });
+        self.nodes.push(Node {
+            name,
+            role,
+            pod,
+            ports: vec![],
+        });
         (self.nodes.len() - 1) as u32
     }
     fn cable(&mut self, a: u32, b: u32, rate_bps: u64, delay_ps: Time) {
-        let idx = self.links.iter().filter(|l| l.from == a && l.to == b).count() as u32;
+        let idx = self
+            .links
+            .iter()
+            .filter(|l| l.from == a && l.to == b)
+            .count() as u32;
         let ab = self.links.len() as u32;
-        self.links.push(LinkDesc { from: a, to: b, rate_bps, delay_ps, reverse: ab + 1, parallel_index: idx });
-        self.links.push(LinkDesc { from: b, to: a, rate_bps, delay_ps, reverse: ab, parallel_index: idx });
+        self.links.push(LinkDesc {
+            from: a,
+            to: b,
+            rate_bps,
+            delay_ps,
+            reverse: ab + 1,
+            parallel_index: idx,
+        });
+        self.links.push(LinkDesc {
+            from: b,
+            to: a,
+            rate_bps,
+            delay_ps,
+            reverse: ab,
+            parallel_index: idx,
+        });
         self.nodes[a as usize].ports.push(ab);
         self.nodes[b as usize].ports.push(ab + 1);
     }
@@ -240,12 +295,25 @@ impl Builder {
         for h in 0..n_hosts {
             let ports = &self.nodes[h as usize].ports;
             if ports.len() != 1 {
-                return Err(Error::config("topology", format!("host {} must have exactly one link (it has {})", self.nodes[h as usize].name, ports.len())));
+                return Err(Error::config(
+                    "topology",
+                    format!(
+                        "host {} must have exactly one link (it has {})",
+                        self.nodes[h as usize].name,
+                        ports.len()
+                    ),
+                ));
             }
             host_uplink.push(ports[0]);
             host_tor.push(self.links[ports[0] as usize].to);
         }
-        let g = Graph { nodes: self.nodes, links: self.links, n_hosts, host_tor, host_uplink };
+        let g = Graph {
+            nodes: self.nodes,
+            links: self.links,
+            n_hosts,
+            host_tor,
+            host_uplink,
+        };
         check_connected(&g)?;
         Ok(g)
     }
@@ -265,9 +333,20 @@ fn check_connected(g: &Graph) -> Result<(), Error> {
             }
         }
     }
-    let cut: Vec<&str> = (0..n).filter(|&i| !seen[i]).map(|i| g.nodes[i].name.as_str()).take(5).collect();
+    let cut: Vec<&str> = (0..n)
+        .filter(|&i| !seen[i])
+        .map(|i| g.nodes[i].name.as_str())
+        .take(5)
+        .collect();
     if !cut.is_empty() {
-        return Err(Error::config("topology", format!("the topology is disconnected: {} cannot be reached from {}", cut.join(", "), g.nodes[0].name)));
+        return Err(Error::config(
+            "topology",
+            format!(
+                "the topology is disconnected: {} cannot be reached from {}",
+                cut.join(", "),
+                g.nodes[0].name
+            ),
+        ));
     }
     Ok(())
 }
@@ -289,16 +368,27 @@ impl TopologyConfig {
                 positive(path, "links_per_pair", c.links_per_pair as u64)?;
                 positive(path, "host_rate", c.host_rate.0)?;
                 positive(path, "fabric_rate", c.fabric_rate.0)?;
-                if c.leaves as u64 * c.hosts_per_leaf as u64 > 1_000_000 || c.leaves * c.spines * c.links_per_pair > 1_000_000 {
-                    return Err(Error::config(path, "the fabric is larger than 1,000,000 hosts or links"));
+                if c.leaves as u64 * c.hosts_per_leaf as u64 > 1_000_000
+                    || c.leaves * c.spines * c.links_per_pair > 1_000_000
+                {
+                    return Err(Error::config(
+                        path,
+                        "the fabric is larger than 1,000,000 hosts or links",
+                    ));
                 }
                 if c.spines * c.links_per_pair > 4096 {
-                    return Err(Error::config(&format!("{path}.spines"), "at most 4096 uplinks per leaf"));
+                    return Err(Error::config(
+                        &format!("{path}.spines"),
+                        "at most 4096 uplinks per leaf",
+                    ));
                 }
             }
             TopologyConfig::FatTree(c) => {
                 if c.k < 2 || c.k % 2 != 0 || c.k > 128 {
-                    return Err(Error::config(&format!("{path}.k"), format!("k = {} is not allowed; k must be even, from 2 to 128", c.k)));
+                    return Err(Error::config(
+                        &format!("{path}.k"),
+                        format!("k = {} is not allowed; k must be even, from 2 to 128", c.k),
+                    ));
                 }
                 positive(path, "oversubscription", c.oversubscription as u64)?;
                 positive(path, "host_rate", c.host_rate.0)?;
@@ -306,7 +396,10 @@ impl TopologyConfig {
             }
             TopologyConfig::Explicit(c) => {
                 if c.switches.is_empty() || c.hosts.is_empty() {
-                    return Err(Error::config(path, "an explicit topology needs at least one switch and one host"));
+                    return Err(Error::config(
+                        path,
+                        "an explicit topology needs at least one switch and one host",
+                    ));
                 }
                 for (i, h) in c.hosts.iter().enumerate() {
                     positive(&format!("{path}.hosts[{i}]"), "rate", h.rate.0)?;
@@ -317,7 +410,8 @@ impl TopologyConfig {
                     positive(&format!("{path}.links[{i}]"), "count", l.count as u64)?;
                 }
                 for (i, s) in c.switches.iter().enumerate() {
-                    parse_role(&s.role).map_err(|m| Error::config(&format!("{path}.switches[{i}].role"), m))?;
+                    parse_role(&s.role)
+                        .map_err(|m| Error::config(&format!("{path}.switches[{i}].role"), m))?;
                 }
             }
         }
@@ -326,7 +420,10 @@ impl TopologyConfig {
 
     /// Expand into a graph. Errors name the offending field.
     pub fn build(&self) -> Result<Graph, Error> {
-        let mut b = Builder { nodes: vec![], links: vec![] };
+        let mut b = Builder {
+            nodes: vec![],
+            links: vec![],
+        };
         match self {
             TopologyConfig::LeafSpine(c) => {
                 let nh = c.leaves * c.hosts_per_leaf;
@@ -342,7 +439,12 @@ impl TopologyConfig {
                     b.node(format!("S{s}"), Role::Spine, 0);
                 }
                 for h in 0..nh {
-                    b.cable(h, leaf0 + h / c.hosts_per_leaf, c.host_rate.0, c.host_delay.0);
+                    b.cable(
+                        h,
+                        leaf0 + h / c.hosts_per_leaf,
+                        c.host_rate.0,
+                        c.host_delay.0,
+                    );
                 }
                 // Leaf ports: hosts first, then uplinks spine-major (S0#0, S0#1, S1#0, ...).
                 for l in 0..c.leaves {
@@ -384,7 +486,12 @@ impl TopologyConfig {
                 for p in 0..k {
                     for e in 0..half {
                         for a in 0..half {
-                            b.cable(edge0 + p * half + e, agg0 + p * half + a, c.fabric_rate.0, c.delay.0);
+                            b.cable(
+                                edge0 + p * half + e,
+                                agg0 + p * half + a,
+                                c.fabric_rate.0,
+                                c.delay.0,
+                            );
                         }
                     }
                 }
@@ -392,7 +499,12 @@ impl TopologyConfig {
                 for p in 0..k {
                     for a in 0..half {
                         for j in 0..half {
-                            b.cable(agg0 + p * half + a, core0 + a * half + j, c.fabric_rate.0, c.delay.0);
+                            b.cable(
+                                agg0 + p * half + a,
+                                core0 + a * half + j,
+                                c.fabric_rate.0,
+                                c.delay.0,
+                            );
                         }
                     }
                 }
@@ -405,9 +517,16 @@ impl TopologyConfig {
                 let mut host_attach = vec![];
                 for (i, h) in c.hosts.iter().enumerate() {
                     for j in 0..h.count {
-                        let name = if h.count > 1 { format!("{}{}", h.name, j) } else { h.name.clone() };
+                        let name = if h.count > 1 {
+                            format!("{}{}", h.name, j)
+                        } else {
+                            h.name.clone()
+                        };
                         if names.contains_key(&name) {
-                            return Err(Error::config(&format!("topology.hosts[{i}].name"), format!("'{name}' is used twice")));
+                            return Err(Error::config(
+                                &format!("topology.hosts[{i}].name"),
+                                format!("'{name}' is used twice"),
+                            ));
                         }
                         let id = b.node(name.clone(), Role::Host, 0);
                         names.insert(name, id);
@@ -417,31 +536,54 @@ impl TopologyConfig {
                 }
                 for (i, s) in c.switches.iter().enumerate() {
                     if names.contains_key(&s.name) {
-                        return Err(Error::config(&format!("topology.switches[{i}].name"), format!("'{}' is used twice", s.name)));
+                        return Err(Error::config(
+                            &format!("topology.switches[{i}].name"),
+                            format!("'{}' is used twice", s.name),
+                        ));
                     }
-                    let role = parse_role(&s.role).map_err(|m| Error::config(&format!("topology.switches[{i}].role"), m))?;
+                    let role = parse_role(&s.role)
+                        .map_err(|m| Error::config(&format!("topology.switches[{i}].role"), m))?;
                     let id = b.node(s.name.clone(), role, 0);
                     names.insert(s.name.clone(), id);
                 }
                 for (id, i) in host_attach {
                     let h = &c.hosts[i];
-                    let sw = *names.get(&h.attach).ok_or_else(|| Error::config(&format!("topology.hosts[{i}].attach"), format!("there is no switch named '{}'", h.attach)))?;
+                    let sw = *names.get(&h.attach).ok_or_else(|| {
+                        Error::config(
+                            &format!("topology.hosts[{i}].attach"),
+                            format!("there is no switch named '{}'", h.attach),
+                        )
+                    })?;
                     if sw < nh {
-                        return Err(Error::config(&format!("topology.hosts[{i}].attach"), format!("'{}' is a host; hosts attach to switches", h.attach)));
+                        return Err(Error::config(
+                            &format!("topology.hosts[{i}].attach"),
+                            format!("'{}' is a host; hosts attach to switches", h.attach),
+                        ));
                     }
                     b.cable(id, sw, h.rate.0, h.delay.0);
                 }
                 for (i, l) in c.links.iter().enumerate() {
                     let find = |n: &str, f: &str| -> Result<u32, Error> {
-                        let id = *names.get(n).ok_or_else(|| Error::config(&format!("topology.links[{i}].{f}"), format!("there is no switch named '{n}'")))?;
+                        let id = *names.get(n).ok_or_else(|| {
+                            Error::config(
+                                &format!("topology.links[{i}].{f}"),
+                                format!("there is no switch named '{n}'"),
+                            )
+                        })?;
                         if id < nh {
-                            return Err(Error::config(&format!("topology.links[{i}].{f}"), format!("'{n}' is a host; hosts are attached through `hosts`")));
+                            return Err(Error::config(
+                                &format!("topology.links[{i}].{f}"),
+                                format!("'{n}' is a host; hosts are attached through `hosts`"),
+                            ));
                         }
                         Ok(id)
                     };
                     let (a, bb) = (find(&l.a, "a")?, find(&l.b, "b")?);
                     if a == bb {
-                        return Err(Error::config(&format!("topology.links[{i}]"), "a link must join two different switches"));
+                        return Err(Error::config(
+                            &format!("topology.links[{i}]"),
+                            "a link must join two different switches",
+                        ));
                     }
                     for _ in 0..l.count {
                         b.cable(a, bb, l.rate.0, l.delay.0);
@@ -458,7 +600,9 @@ fn parse_role(s: &str) -> Result<Role, String> {
         "leaf" | "edge" | "tor" => Ok(Role::Leaf),
         "spine" | "agg" | "aggregation" => Ok(Role::Spine),
         "core" => Ok(Role::Core),
-        other => Err(format!("role '{other}' is not allowed; allowed: leaf (edge), spine (agg), core")),
+        other => Err(format!(
+            "role '{other}' is not allowed; allowed: leaf (edge), spine (agg), core"
+        )),
     }
 }
 
@@ -486,13 +630,25 @@ mod tests {
             (ls(2, 2, 32, 2), 64, 4, 2 * (64 + 8)),
             (ls(16, 8, 8, 1), 128, 24, 2 * (128 + 128)),
             (
-                TopologyConfig::FatTree(FatTreeConfig { k: 4, oversubscription: 1, host_rate: Rate(1), fabric_rate: Rate(1), delay: us1() }),
+                TopologyConfig::FatTree(FatTreeConfig {
+                    k: 4,
+                    oversubscription: 1,
+                    host_rate: Rate(1),
+                    fabric_rate: Rate(1),
+                    delay: us1(),
+                }),
                 16,
                 20,
                 2 * (16 + 16 + 16),
             ),
             (
-                TopologyConfig::FatTree(FatTreeConfig { k: 4, oversubscription: 2, host_rate: Rate(1), fabric_rate: Rate(1), delay: us1() }),
+                TopologyConfig::FatTree(FatTreeConfig {
+                    k: 4,
+                    oversubscription: 2,
+                    host_rate: Rate(1),
+                    fabric_rate: Rate(1),
+                    delay: us1(),
+                }),
                 32,
                 20,
                 2 * (32 + 16 + 16),
@@ -515,7 +671,10 @@ mod tests {
         assert_eq!(g.resolve_link("L1-S1#*", "f").unwrap().len(), 2);
         let l = g.resolve_link("S1->L1#1", "f").unwrap()[0];
         assert_eq!(g.link_name(l), "S1->L1#1");
-        let e = g.resolve_link("L1-S9", "failures[0].link").unwrap_err().to_string();
+        let e = g
+            .resolve_link("L1-S9", "failures[0].link")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("failures[0].link") && e.contains("S9"), "{e}");
         let e = g.resolve_link("L1-S1#2", "f").unwrap_err().to_string();
         assert!(e.contains("only 2 links"), "{e}");
@@ -524,8 +683,32 @@ mod tests {
     #[test]
     fn disconnected_explicit_topology_is_rejected() {
         let c = TopologyConfig::Explicit(ExplicitConfig {
-            switches: vec![SwitchSpec { name: "L0".into(), role: "leaf".into() }, SwitchSpec { name: "L1".into(), role: "leaf".into() }],
-            hosts: vec![HostSpec { name: "A".into(), attach: "L0".into(), rate: Rate(1), delay: us1(), count: 1 }, HostSpec { name: "B".into(), attach: "L1".into(), rate: Rate(1), delay: us1(), count: 1 }],
+            switches: vec![
+                SwitchSpec {
+                    name: "L0".into(),
+                    role: "leaf".into(),
+                },
+                SwitchSpec {
+                    name: "L1".into(),
+                    role: "leaf".into(),
+                },
+            ],
+            hosts: vec![
+                HostSpec {
+                    name: "A".into(),
+                    attach: "L0".into(),
+                    rate: Rate(1),
+                    delay: us1(),
+                    count: 1,
+                },
+                HostSpec {
+                    name: "B".into(),
+                    attach: "L1".into(),
+                    rate: Rate(1),
+                    delay: us1(),
+                    count: 1,
+                },
+            ],
             links: vec![],
         });
         let e = c.build().unwrap_err().to_string();

@@ -141,7 +141,10 @@ fn yes() -> bool {
 }
 impl Default for RoutingConfig {
     fn default() -> Self {
-        RoutingConfig { ecmp_salt: true, detection_delay: Duration(0) }
+        RoutingConfig {
+            ecmp_salt: true,
+            detection_delay: Duration(0),
+        }
     }
 }
 
@@ -249,16 +252,25 @@ pub enum Format {
 impl Scenario {
     /// Parse a scenario from text, apply `--set path=value` overrides, deserialise and
     /// validate. Every error names the field and what is allowed.
-    pub fn load(text: &str, format: Format, overrides: &[(String, String)]) -> Result<Scenario, Error> {
+    pub fn load(
+        text: &str,
+        format: Format,
+        overrides: &[(String, String)],
+    ) -> Result<Scenario, Error> {
         if text.trim().is_empty() {
-            return Err(Error::config("", "the scenario is empty; it needs at least `duration`, `topology` and a `workload`"));
+            return Err(Error::config(
+                "",
+                "the scenario is empty; it needs at least `duration`, `topology` and a `workload`",
+            ));
         }
         let mut tree: serde_json::Value = match format {
             Format::Toml => {
-                let v: toml::Value = toml::from_str(text).map_err(|e| Error::Syntax(format!("TOML syntax error: {e}")))?;
+                let v: toml::Value = toml::from_str(text)
+                    .map_err(|e| Error::Syntax(format!("TOML syntax error: {e}")))?;
                 serde_json::to_value(v).map_err(|e| Error::Syntax(e.to_string()))?
             }
-            Format::Json => serde_json::from_str(text).map_err(|e| Error::Syntax(format!("JSON syntax error: {e}")))?,
+            Format::Json => serde_json::from_str(text)
+                .map_err(|e| Error::Syntax(format!("JSON syntax error: {e}")))?,
         };
         for (path, value) in overrides {
             apply_override(&mut tree, path, value)?;
@@ -288,10 +300,16 @@ impl Scenario {
             return Err(Error::config("duration", "must be > 0 (e.g. \"100ms\")"));
         }
         if self.warmup.0 >= self.duration.0 {
-            return Err(Error::config("warmup", format!("must be shorter than duration ({})", self.duration)));
+            return Err(Error::config(
+                "warmup",
+                format!("must be shorter than duration ({})", self.duration),
+            ));
         }
         if !(self.switch.shared_alpha > 0.0 && self.switch.shared_alpha.is_finite()) {
-            return Err(Error::config("switch.shared_alpha", "must be a finite number > 0"));
+            return Err(Error::config(
+                "switch.shared_alpha",
+                "must be a finite number > 0",
+            ));
         }
         if !(self.switch.dre_alpha > 0.0 && self.switch.dre_alpha < 1.0) {
             return Err(Error::config("switch.dre_alpha", "must be in (0, 1)"));
@@ -309,7 +327,10 @@ impl Scenario {
             return Err(Error::config("measure.trace_interval", "must be > 0"));
         }
         if !self.measure.pcap_links.is_empty() && self.measure.pcap_file.is_none() {
-            return Err(Error::config("measure.pcap_file", "is required when measure.pcap_links is set"));
+            return Err(Error::config(
+                "measure.pcap_file",
+                "is required when measure.pcap_links is set",
+            ));
         }
         self.topology.validate("topology")?;
         self.transport.validate("transport")?;
@@ -321,7 +342,10 @@ impl Scenario {
             let p = format!("failures[{i}]");
             if let Some(u) = f.until {
                 if u.0 <= f.at.0 {
-                    return Err(Error::config(&format!("{p}.until"), "must be later than `at`"));
+                    return Err(Error::config(
+                        &format!("{p}.until"),
+                        "must be later than `at`",
+                    ));
                 }
             }
             match f.kind {
@@ -340,7 +364,13 @@ impl Scenario {
                 FailureKind::Down => {}
             }
             if !["both", "forward", "reverse"].contains(&f.direction.as_str()) {
-                return Err(Error::config(&format!("{p}.direction"), format!("'{}' is not allowed; allowed: both, forward, reverse", f.direction)));
+                return Err(Error::config(
+                    &format!("{p}.direction"),
+                    format!(
+                        "'{}' is not allowed; allowed: both, forward, reverse",
+                        f.direction
+                    ),
+                ));
             }
         }
         Ok(())
@@ -372,13 +402,21 @@ fn sort_keys(v: serde_json::Value) -> serde_json::Value {
 pub fn apply_override(tree: &mut serde_json::Value, path: &str, value: &str) -> Result<(), Error> {
     use serde_json::Value;
     let parsed: Value = match toml::from_str::<toml::Value>(&format!("v = {value}")) {
-        Ok(t) => serde_json::to_value(t.get("v").cloned().unwrap_or(toml::Value::String(value.into()))).unwrap(),
+        Ok(t) => serde_json::to_value(
+            t.get("v")
+                .cloned()
+                .unwrap_or(toml::Value::String(value.into())),
+        )
+        .unwrap(),
         Err(_) => Value::String(value.to_string()),
     };
     let mut cur = tree;
     let parts: Vec<&str> = path.split('.').collect();
     if path.is_empty() || parts.iter().any(|p| p.is_empty()) {
-        return Err(Error::config(path, "an override path must be dotted field names, e.g. workload[0].load=0.6"));
+        return Err(Error::config(
+            path,
+            "an override path must be dotted field names, e.g. workload[0].load=0.6",
+        ));
     }
     for (n, part) in parts.iter().enumerate() {
         let last = n + 1 == parts.len();
@@ -391,17 +429,33 @@ pub fn apply_override(tree: &mut serde_json::Value, path: &str, value: &str) -> 
             }
             _ => (*part, None),
         };
-        let obj = cur.as_object_mut().ok_or_else(|| Error::config(path, format!("'{name}' is not inside a table")))?;
+        let obj = cur
+            .as_object_mut()
+            .ok_or_else(|| Error::config(path, format!("'{name}' is not inside a table")))?;
         if index.is_none() && last {
             obj.insert(name.to_string(), parsed);
             return Ok(());
         }
-        let entry = obj.entry(name.to_string()).or_insert_with(|| if index.is_some() { Value::Array(vec![]) } else { Value::Object(Default::default()) });
+        let entry = obj.entry(name.to_string()).or_insert_with(|| {
+            if index.is_some() {
+                Value::Array(vec![])
+            } else {
+                Value::Object(Default::default())
+            }
+        });
         cur = match index {
             Some(i) => {
-                let arr = entry.as_array_mut().ok_or_else(|| Error::config(path, format!("'{name}' is not a list")))?;
+                let arr = entry
+                    .as_array_mut()
+                    .ok_or_else(|| Error::config(path, format!("'{name}' is not a list")))?;
                 if i >= arr.len() {
-                    return Err(Error::config(path, format!("index {i} is out of range: '{name}' has {} entries", arr.len())));
+                    return Err(Error::config(
+                        path,
+                        format!(
+                            "index {i} is out of range: '{name}' has {} entries",
+                            arr.len()
+                        ),
+                    ));
                 }
                 if last {
                     arr[i] = parsed;

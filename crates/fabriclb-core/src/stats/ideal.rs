@@ -52,7 +52,14 @@ pub fn ideal_fct(fwd: &[Hop], rev: &[Hop], p: &IdealParams, size: u64, handshake
     ideal_impl(fwd, rev, p, size, handshake, true)
 }
 
-fn ideal_impl(fwd: &[Hop], rev: &[Hop], p: &IdealParams, size: u64, handshake: bool, shortcut: bool) -> Time {
+fn ideal_impl(
+    fwd: &[Hop],
+    rev: &[Hop],
+    p: &IdealParams,
+    size: u64,
+    handshake: bool,
+    shortcut: bool,
+) -> Time {
     let ack_wire = (frame_bytes(0) + PREAMBLE_IFG) as u64;
     let mut ffree = vec![0; fwd.len()];
     let mut rfree = vec![0; rev.len()];
@@ -64,10 +71,22 @@ fn ideal_impl(fwd: &[Hop], rev: &[Hop], p: &IdealParams, size: u64, handshake: b
     };
     let n = size.div_ceil(p.mss).max(1);
     let wire_of = |i: u64| -> u64 {
-        let len = if i + 1 == n { size - (n - 1) * p.mss } else { p.mss };
+        let len = if i + 1 == n {
+            size - (n - 1) * p.mss
+        } else {
+            p.mss
+        };
         (frame_bytes(len.max(1) as u32) + PREAMBLE_IFG) as u64
     };
-    let bottleneck = fwd.iter().min_by_key(|h| h.rate_bps).cloned().unwrap_or(Hop { rate_bps: 1, delay_ps: 0, extra_bytes: 0 });
+    let bottleneck = fwd
+        .iter()
+        .min_by_key(|h| h.rate_bps)
+        .cloned()
+        .unwrap_or(Hop {
+            rate_bps: 1,
+            delay_ps: 0,
+            extra_bytes: 0,
+        });
     let mut acks: Vec<Time> = Vec::with_capacity(n.min(1 << 16) as usize);
     let mut last_arrival = 0;
     let mut unblocked_run = 0u32;
@@ -95,8 +114,14 @@ fn ideal_impl(fwd: &[Hop], rev: &[Hop], p: &IdealParams, size: u64, handshake: b
         // it keeps growing faster than the path drains; close the rest in one step.
         if shortcut && unblocked_run > 64 && i + 1 < n && i > p.iw * 4 && p.rwnd_segments > 4 * i {
             let full = n - 1 - i; // full segments before the last one
-            let per = ser_ps(wire_of(0) + bottleneck.extra_bytes as u64, bottleneck.rate_bps);
-            let last = ser_ps(wire_of(n - 1) + bottleneck.extra_bytes as u64, bottleneck.rate_bps);
+            let per = ser_ps(
+                wire_of(0) + bottleneck.extra_bytes as u64,
+                bottleneck.rate_bps,
+            );
+            let last = ser_ps(
+                wire_of(n - 1) + bottleneck.extra_bytes as u64,
+                bottleneck.rate_bps,
+            );
             return last_arrival + full * per + last;
         }
     }
@@ -108,10 +133,20 @@ mod tests {
     use super::*;
     const G10: u64 = 10_000_000_000;
     fn path(n: usize) -> Vec<Hop> {
-        (0..n).map(|_| Hop { rate_bps: G10, delay_ps: 1_000_000, extra_bytes: 0 }).collect()
+        (0..n)
+            .map(|_| Hop {
+                rate_bps: G10,
+                delay_ps: 1_000_000,
+                extra_bytes: 0,
+            })
+            .collect()
     }
     fn params() -> IdealParams {
-        IdealParams { mss: 1460, iw: 10, rwnd_segments: 1 << 30 }
+        IdealParams {
+            mss: 1460,
+            iw: 10,
+            rwnd_segments: 1 << 30,
+        }
     }
 
     #[test]
@@ -134,7 +169,11 @@ mod tests {
         assert!(t > line && (t as f64) < line as f64 * 1.01, "{t} vs {line}");
         // The closed-form tail equals the full recursion.
         for size in [200_000u64, 2_000_000, 20_000_001] {
-            assert_eq!(ideal_impl(&p, &p, &params(), size, true, true), ideal_impl(&p, &p, &params(), size, true, false), "{size}");
+            assert_eq!(
+                ideal_impl(&p, &p, &params(), size, true, true),
+                ideal_impl(&p, &p, &params(), size, true, false),
+                "{size}"
+            );
         }
     }
 }

@@ -16,7 +16,11 @@ use serde_json::json;
 use std::collections::HashMap;
 
 /// Size buckets of the summaries (CONGA §5.2): small < 100 KB, medium, large > 10 MB.
-pub const BUCKETS: [(&str, u64, u64); 3] = [("small", 0, 100_000), ("medium", 100_000, 10_000_000), ("large", 10_000_000, u64::MAX)];
+pub const BUCKETS: [(&str, u64, u64); 3] = [
+    ("small", 0, 100_000),
+    ("medium", 100_000, 10_000_000),
+    ("large", 10_000_000, u64::MAX),
+];
 
 /// The best shortest path from `src` to `dst`: at each switch the candidate with the highest
 /// rate (ties: port order). Returns forward and reverse hops.
@@ -27,10 +31,22 @@ fn ideal_path(sim: &Sim, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
     let mut l = g.host_uplink[src as usize];
     for _ in 0..64 {
         let d = &g.links[l as usize];
-        let extra_bytes = if sim.overlay == OverlayMode::Leaf && g.is_fabric(l) { OVERLAY_HDR } else { 0 };
-        fwd.push(Hop { rate_bps: sim.ports[l as usize].rate_bps.min(d.rate_bps), delay_ps: d.delay_ps, extra_bytes });
+        let extra_bytes = if sim.overlay == OverlayMode::Leaf && g.is_fabric(l) {
+            OVERLAY_HDR
+        } else {
+            0
+        };
+        fwd.push(Hop {
+            rate_bps: sim.ports[l as usize].rate_bps.min(d.rate_bps),
+            delay_ps: d.delay_ps,
+            extra_bytes,
+        });
         let r = d.reverse as usize;
-        rev.push(Hop { rate_bps: g.links[r].rate_bps, delay_ps: g.links[r].delay_ps, extra_bytes });
+        rev.push(Hop {
+            rate_bps: g.links[r].rate_bps,
+            delay_ps: g.links[r].delay_ps,
+            extra_bytes,
+        });
         let at = d.to;
         if at == dst {
             break;
@@ -40,7 +56,10 @@ fn ideal_path(sim: &Sim, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
             g.links[g.host_uplink[dst as usize] as usize].reverse
         } else {
             let cands = sim.routes.group(at, sim.routes.tor_index[tor as usize]);
-            match cands.iter().max_by_key(|&&c| (g.links[c as usize].rate_bps, std::cmp::Reverse(c))) {
+            match cands
+                .iter()
+                .max_by_key(|&&c| (g.links[c as usize].rate_bps, std::cmp::Reverse(c)))
+            {
                 Some(&c) => c,
                 None => break,
             }
@@ -63,7 +82,13 @@ fn fct_summary(fcts_ms: &[f64], slow: &[f64]) -> serde_json::Value {
     f.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let mut s = slow.to_vec();
     s.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
     json!({
         "count": f.len(),
         "mean_ms": num(mean(&f)),
@@ -94,8 +119,29 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let mut paths: HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)> = HashMap::new();
     let n = sim.flows.len();
     let mut t = Table::default();
-    let (mut id, mut src, mut dst, mut size, mut start, mut end, mut fct, mut ideal, mut slow) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
-    let (mut fin, mut retx, mut tos, mut reord, mut pchg, mut conn, mut wl, mut grp, mut inwarm) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (mut id, mut src, mut dst, mut size, mut start, mut end, mut fct, mut ideal, mut slow) = (
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    );
+    let mut delivered = vec![];
+    let (mut fin, mut retx, mut tos, mut reord, mut pchg, mut conn, mut wl, mut grp, mut inwarm) = (
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    );
     let mut by_bucket: Vec<(Vec<f64>, Vec<f64>)> = vec![(vec![], vec![]); BUCKETS.len()];
     let mut all = (vec![], vec![]);
     let mut unfinished = 0u64;
@@ -106,14 +152,24 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         src.push(g.nodes[s.src as usize].name.clone());
         dst.push(g.nodes[s.dst as usize].name.clone());
         let bounded = s.size_bytes < UNBOUNDED;
-        size.push(if bounded { s.size_bytes as f64 } else { f64::NAN });
+        size.push(if bounded {
+            s.size_bytes as f64
+        } else {
+            f64::NAN
+        });
         start.push(s.start_ps as f64 * 1e-9);
         let done = f.end != NEVER;
         end.push(if done { f.end as f64 * 1e-9 } else { f64::NAN });
-        let fct_ms = if done { (f.end - s.start_ps) as f64 * 1e-9 } else { f64::NAN };
+        let fct_ms = if done {
+            (f.end - s.start_ps) as f64 * 1e-9
+        } else {
+            f64::NAN
+        };
         fct.push(fct_ms);
         let ideal_ms = if bounded && s.rate_bps.is_none() {
-            let (fw, rv) = paths.entry((s.src, s.dst)).or_insert_with(|| ideal_path(sim, s.src, s.dst));
+            let (fw, rv) = paths
+                .entry((s.src, s.dst))
+                .or_insert_with(|| ideal_path(sim, s.src, s.dst));
             ideal_fct(fw, rv, &p, s.size_bytes, f.new_conn) as f64 * 1e-9
         } else {
             f64::NAN
@@ -122,6 +178,12 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         let sd = fct_ms / ideal_ms;
         slow.push(sd);
         fin.push(done as u64);
+        delivered.push(
+            sim.conns[f.conn as usize]
+                .rcv_nxt
+                .saturating_sub(f.start_off)
+                .min(s.size_bytes),
+        );
         retx.push(f.counts[0]);
         tos.push(f.counts[1]);
         reord.push(f.counts[2]);
@@ -158,6 +220,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     t.push("ideal_fct_ms", Column::F64(ideal));
     t.push("slowdown", Column::F64(slow));
     t.push("finished", Column::U64(fin));
+    t.push("delivered_bytes", Column::U64(delivered));
     t.push("retransmissions", Column::U64(retx));
     t.push("timeouts", Column::U64(tos));
     t.push("reordered", Column::U64(reord));
@@ -173,7 +236,27 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let dur = sim.sim_end.max(1) as f64;
     let mut name = vec![];
     let (mut from, mut to, mut kind) = (vec![], vec![], vec![]);
-    let (mut rate, mut txb, mut txp, mut drops, mut marks, mut losses, mut maxq, mut avgq, mut util) = (vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    let (
+        mut rate,
+        mut txb,
+        mut txp,
+        mut drops,
+        mut marks,
+        mut losses,
+        mut maxq,
+        mut avgq,
+        mut util,
+    ) = (
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    );
     for (l, d) in g.links.iter().enumerate() {
         let ps = &sim.ports[l].stats;
         name.push(g.link_name(l as u32));
@@ -256,8 +339,13 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
 
     // Summary.
     let c = &sim.c;
-    let meas_ps = sim.end_arrivals.min(sim.sim_end).saturating_sub(warm).max(1) as f64;
-    let goodput = (c.app_bytes_at_end - c.app_bytes_at_warmup) as f64 * 8.0 / (meas_ps * 1e-12) / 1e9;
+    let meas_ps = sim
+        .end_arrivals
+        .min(sim.sim_end)
+        .saturating_sub(warm)
+        .max(1) as f64;
+    let goodput =
+        (c.app_bytes_at_end - c.app_bytes_at_warmup) as f64 * 8.0 / (meas_ps * 1e-12) / 1e9;
     let mut fct = serde_json::Map::new();
     fct.insert("all".into(), fct_summary(&all.0, &all.1));
     for (b, (nm, _, _)) in BUCKETS.iter().enumerate() {
@@ -268,10 +356,20 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     for k in ["mean_ms", "p50_ms", "p99_ms"] {
         fct.insert(k.into(), all_v[k].clone());
     }
-    let totals = sim.ports.iter().fold((0u64, 0u64, 0u64), |a, p| (a.0 + p.stats.drops, a.1 + p.stats.ecn_marks, a.2 + p.stats.wire_losses));
+    let totals = sim.ports.iter().fold((0u64, 0u64, 0u64), |a, p| {
+        (
+            a.0 + p.stats.drops,
+            a.1 + p.stats.ecn_marks,
+            a.2 + p.stats.wire_losses,
+        )
+    });
     let retx: u64 = sim.conns.iter().map(|c| c.stats.retx_segments).sum();
     let timeouts: u64 = sim.conns.iter().map(|c| c.stats.timeouts).sum();
-    let measured_flows = sim.flows.iter().filter(|f| f.spec.start_ps >= warm && f.spec.size_bytes < UNBOUNDED).count();
+    let measured_flows = sim
+        .flows
+        .iter()
+        .filter(|f| f.spec.start_ps >= warm && f.spec.size_bytes < UNBOUNDED)
+        .count();
     let summary = json!({
         "name": sim.sc.name,
         "scheme": sim.sc.scheme.name(),
@@ -302,5 +400,12 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
     });
     let _ = n;
-    RunResult { summary, flows, ports, windows: wt, queues: qt, traces: tt }
+    RunResult {
+        summary,
+        flows,
+        ports,
+        windows: wt,
+        queues: qt,
+        traces: tt,
+    }
 }

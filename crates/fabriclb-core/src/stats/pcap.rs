@@ -30,7 +30,8 @@ fn checksum(b: &[u8]) -> u16 {
 
 impl PcapWriter {
     pub fn create(path: &str) -> Result<PcapWriter, Error> {
-        let f = std::fs::File::create(path).map_err(|e| Error::Io(format!("cannot create pcap file {path}: {e}")))?;
+        let f = std::fs::File::create(path)
+            .map_err(|e| Error::Io(format!("cannot create pcap file {path}: {e}")))?;
         let mut out = BufWriter::new(f);
         let mut h = vec![];
         h.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes()); // nanosecond-resolution magic
@@ -40,20 +41,57 @@ impl PcapWriter {
         h.extend_from_slice(&0u32.to_le_bytes());
         h.extend_from_slice(&65535u32.to_le_bytes());
         h.extend_from_slice(&1u32.to_le_bytes()); // LINKTYPE_ETHERNET
-        out.write_all(&h).map_err(|e| Error::Io(format!("cannot write {path}: {e}")))?;
-        Ok(PcapWriter { out, path: path.to_string() })
+        out.write_all(&h)
+            .map_err(|e| Error::Io(format!("cannot write {path}: {e}")))?;
+        Ok(PcapWriter {
+            out,
+            path: path.to_string(),
+        })
     }
 
     pub fn write(&mut self, t: Time, p: &Packet) {
         let mut f = Vec::with_capacity(54);
         // Ethernet
-        f.extend_from_slice(&[0x02, 0, 0, (p.dst >> 16) as u8, (p.dst >> 8) as u8, p.dst as u8]);
-        f.extend_from_slice(&[0x02, 0, 0, (p.src >> 16) as u8, (p.src >> 8) as u8, p.src as u8]);
+        f.extend_from_slice(&[
+            0x02,
+            0,
+            0,
+            (p.dst >> 16) as u8,
+            (p.dst >> 8) as u8,
+            p.dst as u8,
+        ]);
+        f.extend_from_slice(&[
+            0x02,
+            0,
+            0,
+            (p.src >> 16) as u8,
+            (p.src >> 8) as u8,
+            p.src as u8,
+        ]);
         f.extend_from_slice(&0x0800u16.to_be_bytes());
         // IPv4
-        let ecn = if p.is(flags::CE) { 3 } else if p.is(flags::ECT) { 2 } else { 0 };
+        let ecn = if p.is(flags::CE) {
+            3
+        } else if p.is(flags::ECT) {
+            2
+        } else {
+            0
+        };
         let total_len = (40 + p.payload) as u16;
-        let mut iph = vec![0x45, ecn, (total_len >> 8) as u8, total_len as u8, 0, 0, 0x40, 0, 64, 6, 0, 0];
+        let mut iph = vec![
+            0x45,
+            ecn,
+            (total_len >> 8) as u8,
+            total_len as u8,
+            0,
+            0,
+            0x40,
+            0,
+            64,
+            6,
+            0,
+            0,
+        ];
         iph.extend_from_slice(&ip(p.src));
         iph.extend_from_slice(&ip(p.dst));
         let cs = checksum(&iph);
@@ -88,6 +126,8 @@ impl PcapWriter {
     }
 
     pub fn finish(mut self) -> Result<(), Error> {
-        self.out.flush().map_err(|e| Error::Io(format!("cannot write {}: {e}", self.path)))
+        self.out
+            .flush()
+            .map_err(|e| Error::Io(format!("cannot write {}: {e}", self.path)))
     }
 }

@@ -95,24 +95,44 @@ impl Default for TransportConfig {
 impl TransportConfig {
     pub fn validate(&self, path: &str) -> Result<(), Error> {
         if !(576..=9216).contains(&self.mtu) {
-            return Err(Error::config(&format!("{path}.mtu"), format!("{} is out of range; allowed 576..=9216 bytes", self.mtu)));
+            return Err(Error::config(
+                &format!("{path}.mtu"),
+                format!("{} is out of range; allowed 576..=9216 bytes", self.mtu),
+            ));
         }
         if !(1..=1000).contains(&self.init_cwnd) {
-            return Err(Error::config(&format!("{path}.init_cwnd"), "allowed 1..=1000 segments"));
+            return Err(Error::config(
+                &format!("{path}.init_cwnd"),
+                "allowed 1..=1000 segments",
+            ));
         }
-        for (name, d) in [("min_rto", self.min_rto), ("initial_rto", self.initial_rto), ("max_rto", self.max_rto), ("delayed_ack_timeout", self.delayed_ack_timeout)] {
+        for (name, d) in [
+            ("min_rto", self.min_rto),
+            ("initial_rto", self.initial_rto),
+            ("max_rto", self.max_rto),
+            ("delayed_ack_timeout", self.delayed_ack_timeout),
+        ] {
             if d.0 == 0 {
                 return Err(Error::config(&format!("{path}.{name}"), "must be > 0"));
             }
         }
         if self.max_rto.0 < self.min_rto.0 {
-            return Err(Error::config(&format!("{path}.max_rto"), "must be >= min_rto"));
+            return Err(Error::config(
+                &format!("{path}.max_rto"),
+                "must be >= min_rto",
+            ));
         }
         if !(self.dctcp_g > 0.0 && self.dctcp_g <= 1.0) {
-            return Err(Error::config(&format!("{path}.dctcp_g"), "must be in (0, 1]"));
+            return Err(Error::config(
+                &format!("{path}.dctcp_g"),
+                "must be in (0, 1]",
+            ));
         }
         if self.rcv_window.0 < (self.mtu as u64 - 40) {
-            return Err(Error::config(&format!("{path}.rcv_window"), "must hold at least one segment"));
+            return Err(Error::config(
+                &format!("{path}.rcv_window"),
+                "must hold at least one segment",
+            ));
         }
         Ok(())
     }
@@ -125,7 +145,11 @@ impl TransportConfig {
             min_rto_ps: self.min_rto.0,
             initial_rto_ps: self.initial_rto.0,
             max_rto_ps: self.max_rto.0,
-            delack_ps: if self.delayed_ack { Some(self.delayed_ack_timeout.0) } else { None },
+            delack_ps: if self.delayed_ack {
+                Some(self.delayed_ack_timeout.0)
+            } else {
+                None
+            },
             sack: self.sack,
             ecn: self.ecn.unwrap_or(self.cc == CcKind::Dctcp),
             cc: self.cc,

@@ -105,21 +105,36 @@ pub struct Events {
 }
 
 impl Conn {
-    pub fn new(p: &TcpParams, src: u32, dst: u32, sport: u16, dport: u16, established: bool) -> Conn {
+    pub fn new(
+        p: &TcpParams,
+        src: u32,
+        dst: u32,
+        sport: u16,
+        dport: u16,
+        established: bool,
+    ) -> Conn {
         let mss = p.mss as f64;
         Conn {
             src,
             dst,
             sport,
             dport,
-            state: if established { State::Established } else { State::Closed },
+            state: if established {
+                State::Established
+            } else {
+                State::Closed
+            },
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
             app_end: 0,
             app_rate: None,
             cc: Cc::new(p.cc, p.dctcp_g),
-            w: CcState { cwnd: p.iw_segments as f64 * mss, ssthresh: f64::INFINITY, mss },
+            w: CcState {
+                cwnd: p.iw_segments as f64 * mss,
+                ssthresh: f64::INFINITY,
+                mss,
+            },
             srtt: 0.0,
             rttvar: 0.0,
             rto_ps: p.initial_rto_ps,
@@ -159,7 +174,14 @@ impl Conn {
     }
 
     fn base_packet(&self, now: Time) -> Packet {
-        Packet { src: self.src, dst: self.dst, sport: self.sport, dport: self.dport, ts: now, ..Default::default() }
+        Packet {
+            src: self.src,
+            dst: self.dst,
+            sport: self.sport,
+            dport: self.dport,
+            ts: now,
+            ..Default::default()
+        }
     }
 
     /// Open the connection: send a SYN.
@@ -180,7 +202,10 @@ impl Conn {
     /// The application writes a message of `bytes` (u64::MAX-ish for unbounded) as flow `flow`.
     pub fn write(&mut self, flow: u32, bytes: u64) {
         self.app_end = self.app_end.saturating_add(bytes);
-        self.msgs.push_back(Msg { flow, end: self.app_end });
+        self.msgs.push_back(Msg {
+            flow,
+            end: self.app_end,
+        });
     }
 
     /// Bytes the application has made available by `now`.
@@ -205,7 +230,12 @@ impl Conn {
         if self.sacked.is_empty() {
             return out;
         }
-        let sacked = self.sacked.iter().filter(|r| r.0 < self.snd_nxt).map(|r| r.1.min(self.snd_nxt) - r.0).sum::<u64>();
+        let sacked = self
+            .sacked
+            .iter()
+            .filter(|r| r.0 < self.snd_nxt)
+            .map(|r| r.1.min(self.snd_nxt) - r.0)
+            .sum::<u64>();
         // Holes below the loss frontier that were not retransmitted yet are lost, not in flight.
         let frontier = self.loss_frontier();
         let mut lost = 0;
@@ -294,7 +324,11 @@ impl Conn {
         let mut burst_checked = false;
         loop {
             // Skip data the receiver already SACKed (after go-back-N).
-            if let Some(r) = self.sacked.iter().find(|r| r.0 <= self.snd_nxt && self.snd_nxt < r.1) {
+            if let Some(r) = self
+                .sacked
+                .iter()
+                .find(|r| r.0 <= self.snd_nxt && self.snd_nxt < r.1)
+            {
                 self.snd_nxt = r.1;
             }
             if self.snd_nxt >= avail {
@@ -404,14 +438,21 @@ impl Conn {
                 self.cc.on_ack(&mut self.w, acked, now, self.srtt, limited);
             }
             // RFC 6298 (5.3): restart the timer when new data is acknowledged.
-            self.rto_deadline = if self.flight() > 0 { now + self.rto_ps } else { NEVER };
+            self.rto_deadline = if self.flight() > 0 {
+                now + self.rto_ps
+            } else {
+                NEVER
+            };
         } else if pk.ack == self.snd_una && self.flight() > 0 && pk.payload == 0 {
             if p.sack {
                 self.merge_sacks(pk);
             }
             self.dupacks += 1;
             let sack_loss = p.sack && self.sacked_bytes() >= DUPTHRESH as u64 * p.mss as u64;
-            if !self.in_recovery && (self.dupacks >= DUPTHRESH || sack_loss) && self.snd_una >= self.recover {
+            if !self.in_recovery
+                && (self.dupacks >= DUPTHRESH || sack_loss)
+                && self.snd_una >= self.recover
+            {
                 self.in_recovery = true;
                 self.recover = self.snd_max;
                 self.cc.on_loss(&mut self.w, now);
@@ -466,7 +507,14 @@ impl Conn {
 
     /// A SYN arrives at the receiver: answer with a SYN-ACK.
     pub fn on_syn(&mut self, now: Time, pk: &Packet, out: &mut Vec<Packet>) {
-        let mut a = Packet { src: self.dst, dst: self.src, sport: self.dport, dport: self.sport, ts: pk.ts, ..Default::default() };
+        let mut a = Packet {
+            src: self.dst,
+            dst: self.src,
+            sport: self.dport,
+            dport: self.sport,
+            ts: pk.ts,
+            ..Default::default()
+        };
         let _ = now;
         a.flags = flags::SYN | flags::ACK;
         a.size = frame_bytes(0);
@@ -475,7 +523,14 @@ impl Conn {
     }
 
     fn make_ack(&mut self, pk_seq: u64, out: &mut Vec<Packet>) {
-        let mut a = Packet { src: self.dst, dst: self.src, sport: self.dport, dport: self.sport, ts: self.last_ts, ..Default::default() };
+        let mut a = Packet {
+            src: self.dst,
+            dst: self.src,
+            sport: self.dport,
+            dport: self.sport,
+            ts: self.last_ts,
+            ..Default::default()
+        };
         a.flags = flags::ACK | if self.last_ce { flags::ECE } else { 0 };
         a.ack = self.rcv_nxt;
         a.size = frame_bytes(0);
@@ -502,7 +557,14 @@ impl Conn {
     }
 
     /// A data segment arrives at the receiver.
-    pub fn on_data(&mut self, now: Time, pk: &Packet, p: &TcpParams, out: &mut Vec<Packet>, ev: &mut Events) {
+    pub fn on_data(
+        &mut self,
+        now: Time,
+        pk: &Packet,
+        p: &TcpParams,
+        out: &mut Vec<Packet>,
+        ev: &mut Events,
+    ) {
         let (s, e) = (pk.seq, pk.seq + pk.payload as u64);
         self.stats.data_pkts_rcvd += 1;
         if self.last_path != u32::MAX && pk.path_hash != self.last_path {
@@ -589,7 +651,10 @@ mod tests {
     use crate::transport::TransportConfig;
 
     fn params(sack: bool, cc: &str) -> TcpParams {
-        let mut c: TransportConfig = serde_json::from_str(&format!("{{\"cc\": \"{cc}\", \"sack\": {sack}, \"min_rto\": \"1ms\"}}")).unwrap();
+        let mut c: TransportConfig = serde_json::from_str(&format!(
+            "{{\"cc\": \"{cc}\", \"sack\": {sack}, \"min_rto\": \"1ms\"}}"
+        ))
+        .unwrap();
         c.init_cwnd = 10;
         c.params()
     }
@@ -644,7 +709,10 @@ mod tests {
         assert!(c.msgs.is_empty(), "transfer finished");
         assert_eq!(c.rcv_nxt, 200 * mss);
         assert_eq!(c.stats.timeouts, 0);
-        assert_eq!(c.stats.retx_segments, 3, "exactly the lost segments are resent");
+        assert_eq!(
+            c.stats.retx_segments, 3,
+            "exactly the lost segments are resent"
+        );
     }
 
     #[test]
@@ -684,7 +752,12 @@ mod tests {
         c.write(0, 3000);
         let mut out = vec![];
         let mut ev = Events::default();
-        let mk = |seq: u64| Packet { seq, payload: 1000, tx_count: 1, ..Default::default() };
+        let mk = |seq: u64| Packet {
+            seq,
+            payload: 1000,
+            tx_count: 1,
+            ..Default::default()
+        };
         c.on_data(1, &mk(1000), &p, &mut out, &mut ev);
         assert_eq!(out[0].ack, 0);
         assert_eq!(out[0].sack[0], (1000, 2000));
@@ -705,12 +778,22 @@ mod tests {
         let mut out = vec![];
         let mut ev = Events::default();
         for i in 0..4u64 {
-            let pk = Packet { seq: i * 1000, payload: 1000, tx_count: 1, ..Default::default() };
+            let pk = Packet {
+                seq: i * 1000,
+                payload: 1000,
+                tx_count: 1,
+                ..Default::default()
+            };
             c.on_data(10, &pk, &p, &mut out, &mut ev);
         }
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].ack, 4000);
-        let pk = Packet { seq: 4000, payload: 1000, tx_count: 1, ..Default::default() };
+        let pk = Packet {
+            seq: 4000,
+            payload: 1000,
+            tx_count: 1,
+            ..Default::default()
+        };
         c.on_data(10, &pk, &p, &mut out, &mut ev);
         assert_eq!(out.len(), 2);
         assert_ne!(c.delack_deadline, NEVER);

@@ -34,28 +34,60 @@ fn one() -> u32 {
 impl Pattern for BulkConfig {
     fn validate(&self, path: &str) -> Result<(), Error> {
         if self.src.is_empty() || self.dst.is_empty() {
-            return Err(Error::config(path, "bulk flows need at least one src and one dst host"));
+            return Err(Error::config(
+                path,
+                "bulk flows need at least one src and one dst host",
+            ));
         }
         if self.flows_per_src == 0 {
-            return Err(Error::config(&format!("{path}.flows_per_src"), "must be >= 1"));
+            return Err(Error::config(
+                &format!("{path}.flows_per_src"),
+                "must be >= 1",
+            ));
         }
         if self.rate.map(|r| r.0 == 0).unwrap_or(false) {
-            return Err(Error::config(&format!("{path}.rate"), "must be > 0 (omit it for no limit)"));
+            return Err(Error::config(
+                &format!("{path}.rate"),
+                "must be > 0 (omit it for no limit)",
+            ));
         }
         Ok(())
     }
-    fn generate(&self, path: &str, ctx: &GenCtx, rng: &mut Rng, out: &mut Vec<FlowSpec>) -> Result<(), Error> {
-        let srcs = self.src.iter().enumerate().map(|(i, s)| host_by_name(ctx.g, s, &format!("{path}.src[{i}]"))).collect::<Result<Vec<_>, _>>()?;
-        let dsts = self.dst.iter().enumerate().map(|(i, s)| host_by_name(ctx.g, s, &format!("{path}.dst[{i}]"))).collect::<Result<Vec<_>, _>>()?;
+    fn generate(
+        &self,
+        path: &str,
+        ctx: &GenCtx,
+        rng: &mut Rng,
+        out: &mut Vec<FlowSpec>,
+    ) -> Result<(), Error> {
+        let srcs = self
+            .src
+            .iter()
+            .enumerate()
+            .map(|(i, s)| host_by_name(ctx.g, s, &format!("{path}.src[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let dsts = self
+            .dst
+            .iter()
+            .enumerate()
+            .map(|(i, s)| host_by_name(ctx.g, s, &format!("{path}.dst[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut k = 0usize;
         for &s in &srcs {
             for _ in 0..self.flows_per_src {
                 let d = dsts[k % dsts.len()];
                 k += 1;
                 if s == d {
-                    return Err(Error::config(path, "a bulk flow would go from a host to itself"));
+                    return Err(Error::config(
+                        path,
+                        "a bulk flow would go from a host to itself",
+                    ));
                 }
-                let jitter = if self.stagger.0 > 0 { rng.below(self.stagger.0) } else { 0 };
+                let jitter = if self.stagger.0 > 0 {
+                    rng.below(self.stagger.0)
+                } else {
+                    0
+                };
                 out.push(FlowSpec {
                     start_ps: self.start.0 + jitter,
                     src: s,

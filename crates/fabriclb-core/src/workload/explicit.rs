@@ -40,20 +40,35 @@ impl Pattern for ExplicitConfig {
     fn validate(&self, path: &str) -> Result<(), Error> {
         for (i, f) in self.flows.iter().enumerate() {
             if f.size.map(|s| s.0 == 0).unwrap_or(false) {
-                return Err(Error::config(&format!("{path}.flows[{i}].size"), "must be > 0"));
+                return Err(Error::config(
+                    &format!("{path}.flows[{i}].size"),
+                    "must be > 0",
+                ));
             }
             if f.rate.map(|r| r.0 == 0).unwrap_or(false) {
-                return Err(Error::config(&format!("{path}.flows[{i}].rate"), "must be > 0"));
+                return Err(Error::config(
+                    &format!("{path}.flows[{i}].rate"),
+                    "must be > 0",
+                ));
             }
         }
         Ok(())
     }
-    fn generate(&self, path: &str, ctx: &GenCtx, _rng: &mut Rng, out: &mut Vec<FlowSpec>) -> Result<(), Error> {
+    fn generate(
+        &self,
+        path: &str,
+        ctx: &GenCtx,
+        _rng: &mut Rng,
+        out: &mut Vec<FlowSpec>,
+    ) -> Result<(), Error> {
         for (i, f) in self.flows.iter().enumerate() {
             let src = host_by_name(ctx.g, &f.src, &format!("{path}.flows[{i}].src"))?;
             let dst = host_by_name(ctx.g, &f.dst, &format!("{path}.flows[{i}].dst"))?;
             if src == dst {
-                return Err(Error::config(&format!("{path}.flows[{i}]"), "src and dst are the same host"));
+                return Err(Error::config(
+                    &format!("{path}.flows[{i}]"),
+                    "src and dst are the same host",
+                ));
             }
             for _ in 0..f.count {
                 out.push(FlowSpec {

@@ -6,13 +6,25 @@
 //! the simulation feeds them in lazily. A pattern may read the fabric graph (hosts, ToRs,
 //! rates) but nothing of the running simulation.
 
+pub mod arrivals;
 mod bulk;
+pub mod cdf;
+mod client_server;
 mod explicit;
+mod incast;
+mod matrix;
 mod permutation;
+mod poisson;
 
+pub use arrivals::{LoadBasis, SizeDist};
 pub use bulk::BulkConfig;
+pub use cdf::{Cdf, CdfOptions, CdfScale, CdfUnit, SizeLaw};
+pub use client_server::ClientServerConfig;
 pub use explicit::{ExplicitConfig, ExplicitFlow};
+pub use incast::IncastConfig;
+pub use matrix::{MatrixConfig, MatrixEntry};
 pub use permutation::PermutationConfig;
+pub use poisson::PoissonConfig;
 
 use crate::error::Error;
 use crate::net::topology::Graph;
@@ -66,7 +78,13 @@ pub trait Pattern {
     /// Range checks; `path` is the config's location (`workload[0]`).
     fn validate(&self, path: &str) -> Result<(), Error>;
     /// Append this pattern's flows (any order; the caller sorts).
-    fn generate(&self, path: &str, ctx: &GenCtx, rng: &mut Rng, out: &mut Vec<FlowSpec>) -> Result<(), Error>;
+    fn generate(
+        &self,
+        path: &str,
+        ctx: &GenCtx,
+        rng: &mut Rng,
+        out: &mut Vec<FlowSpec>,
+    ) -> Result<(), Error>;
 }
 
 /// One traffic source.
@@ -79,6 +97,15 @@ pub enum WorkloadConfig {
     Explicit(ExplicitConfig),
     /// Long-lived flows between named hosts, optionally rate-limited by the application.
     Bulk(BulkConfig),
+    /// The CONGA testbed application: Poisson requests from clients to servers under other
+    /// leaves, responses (sizes from a CDF) on persistent connections, at a target load.
+    ClientServer(ClientServerConfig),
+    /// Poisson flows between random hosts, one new connection each, at a target load.
+    Poisson(PoissonConfig),
+    /// Incast: a client's request striped over N servers that answer at once, repeated.
+    Incast(IncastConfig),
+    /// An explicit traffic matrix between leaves or hosts: Poisson flows at given rates.
+    Matrix(MatrixConfig),
 }
 
 macro_rules! each {
@@ -87,6 +114,10 @@ macro_rules! each {
             WorkloadConfig::Permutation($c) => $e,
             WorkloadConfig::Explicit($c) => $e,
             WorkloadConfig::Bulk($c) => $e,
+            WorkloadConfig::ClientServer($c) => $e,
+            WorkloadConfig::Poisson($c) => $e,
+            WorkloadConfig::Incast($c) => $e,
+            WorkloadConfig::Matrix($c) => $e,
         }
     };
 }
@@ -95,7 +126,13 @@ impl WorkloadConfig {
     pub fn validate(&self, path: &str) -> Result<(), Error> {
         each!(self, c => c.validate(path))
     }
-    pub fn generate(&self, path: &str, ctx: &GenCtx, rng: &mut Rng, out: &mut Vec<FlowSpec>) -> Result<(), Error> {
+    pub fn generate(
+        &self,
+        path: &str,
+        ctx: &GenCtx,
+        rng: &mut Rng,
+        out: &mut Vec<FlowSpec>,
+    ) -> Result<(), Error> {
         each!(self, c => c.generate(path, ctx, rng, out))
     }
     /// Pattern names, read from the schema of this enum (the enum is the only list).
@@ -110,11 +147,20 @@ pub fn host_by_name(g: &Graph, name: &str, path: &str) -> Result<u32, Error> {
         if i < g.n_hosts {
             return Ok(i);
         }
-        return Err(Error::config(path, format!("host index {i} is out of range (0..{})", g.n_hosts)));
+        return Err(Error::config(
+            path,
+            format!("host index {i} is out of range (0..{})", g.n_hosts),
+        ));
     }
     match g.node_id(name) {
         Some(id) if g.is_host(id) => Ok(id),
-        Some(_) => Err(Error::config(path, format!("'{name}' is a switch, not a host"))),
-        None => Err(Error::config(path, format!("there is no host named '{name}'"))),
+        Some(_) => Err(Error::config(
+            path,
+            format!("'{name}' is a switch, not a host"),
+        )),
+        None => Err(Error::config(
+            path,
+            format!("there is no host named '{name}'"),
+        )),
     }
 }

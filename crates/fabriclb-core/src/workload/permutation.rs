@@ -25,17 +25,32 @@ pub struct PermutationConfig {
 impl Pattern for PermutationConfig {
     fn validate(&self, path: &str) -> Result<(), Error> {
         if self.size.map(|s| s.0 == 0).unwrap_or(false) {
-            return Err(Error::config(&format!("{path}.size"), "must be > 0 (omit it for unbounded flows)"));
+            return Err(Error::config(
+                &format!("{path}.size"),
+                "must be > 0 (omit it for unbounded flows)",
+            ));
         }
         Ok(())
     }
-    fn generate(&self, path: &str, ctx: &GenCtx, rng: &mut Rng, out: &mut Vec<FlowSpec>) -> Result<(), Error> {
+    fn generate(
+        &self,
+        path: &str,
+        ctx: &GenCtx,
+        rng: &mut Rng,
+        out: &mut Vec<FlowSpec>,
+    ) -> Result<(), Error> {
         let n = ctx.g.n_hosts as usize;
         if n < 2 {
-            return Err(Error::config(path, "a permutation needs at least two hosts"));
+            return Err(Error::config(
+                path,
+                "a permutation needs at least two hosts",
+            ));
         }
         let ok = |perm: &[u32]| {
-            perm.iter().enumerate().all(|(i, &p)| i as u32 != p && (!self.cross_tor || ctx.g.host_tor[i] != ctx.g.host_tor[p as usize]))
+            perm.iter().enumerate().all(|(i, &p)| {
+                i as u32 != p
+                    && (!self.cross_tor || ctx.g.host_tor[i] != ctx.g.host_tor[p as usize])
+            })
         };
         let mut perm: Vec<u32> = (0..n as u32).collect();
         let mut tries = 0;

@@ -41,7 +41,11 @@ impl CongestionControl for Cubic {
         let target = C * (t + rtt - self.k).powi(3) + self.w_max;
         let w_est = self.w_max * BETA + 3.0 * (1.0 - BETA) / (1.0 + BETA) * t / rtt;
         let acked_segs = acked as f64 / s.mss;
-        let inc = if target > w { (target - w) / w } else { 0.01 / w };
+        let inc = if target > w {
+            (target - w) / w
+        } else {
+            0.01 / w
+        };
         let mut new_w = w + inc * acked_segs;
         if w_est > new_w {
             new_w = w + (w_est - w).min(acked_segs);
@@ -51,7 +55,11 @@ impl CongestionControl for Cubic {
     fn on_loss(&mut self, s: &mut CcState, _now: Time) {
         let w = s.cwnd / s.mss;
         // fast convergence
-        self.w_max = if w < self.w_last_max { w * (1.0 + BETA) / 2.0 } else { w };
+        self.w_max = if w < self.w_last_max {
+            w * (1.0 + BETA) / 2.0
+        } else {
+            w
+        };
         self.w_last_max = w;
         self.epoch = None;
         s.cwnd = (s.cwnd * BETA).max(2.0 * s.mss);

@@ -18,7 +18,13 @@ pub struct Dctcp {
 
 impl Dctcp {
     pub fn new(g: f64) -> Dctcp {
-        Dctcp { g, alpha: 1.0, acked: 0, marked: 0, window_end: 0 }
+        Dctcp {
+            g,
+            alpha: 1.0,
+            acked: 0,
+            marked: 0,
+            window_end: 0,
+        }
     }
 }
 

@@ -126,18 +126,30 @@ mod tests {
     use super::*;
     const MSS: f64 = 1460.0;
     fn st(cwnd_pkts: f64, ssthresh_pkts: f64) -> CcState {
-        CcState { cwnd: cwnd_pkts * MSS, ssthresh: ssthresh_pkts * MSS, mss: MSS }
+        CcState {
+            cwnd: cwnd_pkts * MSS,
+            ssthresh: ssthresh_pkts * MSS,
+            mss: MSS,
+        }
     }
 
     #[test]
     fn reaction_to_loss_table() {
         // (controller, cwnd before in packets, cwnd after a loss in packets)
-        let cases = [(CcKind::NewReno, 100.0, 50.0), (CcKind::Cubic, 100.0, 70.0), (CcKind::Dctcp, 100.0, 50.0)];
+        let cases = [
+            (CcKind::NewReno, 100.0, 50.0),
+            (CcKind::Cubic, 100.0, 70.0),
+            (CcKind::Dctcp, 100.0, 50.0),
+        ];
         for (k, before, after) in cases {
             let mut c = Cc::new(k, 1.0 / 16.0);
             let mut s = st(before, 1e9);
             c.on_loss(&mut s, 0);
-            assert!((s.cwnd / MSS - after).abs() < 1e-6, "{k:?}: {}", s.cwnd / MSS);
+            assert!(
+                (s.cwnd / MSS - after).abs() < 1e-6,
+                "{k:?}: {}",
+                s.cwnd / MSS
+            );
             assert!((s.ssthresh - s.cwnd).abs() < 1e-6);
         }
     }
@@ -145,7 +157,11 @@ mod tests {
     #[test]
     fn reaction_to_timeout_is_one_mss() {
         // (controller, ssthresh after a timeout with 40 packets in flight)
-        for (k, ss) in [(CcKind::NewReno, 20.0), (CcKind::Cubic, 28.0), (CcKind::Dctcp, 20.0)] {
+        for (k, ss) in [
+            (CcKind::NewReno, 20.0),
+            (CcKind::Cubic, 28.0),
+            (CcKind::Dctcp, 20.0),
+        ] {
             let mut c = Cc::new(k, 1.0 / 16.0);
             let mut s = st(40.0, 1e9);
             c.on_timeout(&mut s, (40.0 * MSS) as u64);
@@ -161,11 +177,18 @@ mod tests {
         for _ in 0..10 {
             c.on_ack(&mut s, MSS as u64, 0, 1e8, true);
         }
-        assert!((s.cwnd / MSS - 20.0).abs() < 1e-9, "doubles in one window of ACKs");
+        assert!(
+            (s.cwnd / MSS - 20.0).abs() < 1e-9,
+            "doubles in one window of ACKs"
+        );
         for _ in 0..20 {
             c.on_ack(&mut s, MSS as u64, 0, 1e8, true);
         }
-        assert!((s.cwnd / MSS - 21.0).abs() < 0.05, "one MSS per window: {}", s.cwnd / MSS);
+        assert!(
+            (s.cwnd / MSS - 21.0).abs() < 0.05,
+            "one MSS per window: {}",
+            s.cwnd / MSS
+        );
         let before = s.cwnd;
         c.on_ack(&mut s, MSS as u64, 0, 1e8, false);
         assert_eq!(s.cwnd, before, "application-limited: no growth");
@@ -185,7 +208,11 @@ mod tests {
                     d.on_ack_ecn(1460, ece, una, nxt + 1460);
                 }
             }
-            assert!((d.alpha - want_alpha).abs() < 0.02, "frac {frac}: alpha {}", d.alpha);
+            assert!(
+                (d.alpha - want_alpha).abs() < 0.02,
+                "frac {frac}: alpha {}",
+                d.alpha
+            );
             let mut s = st(100.0, 1e9);
             d.on_ecn(&mut s, 0);
             assert!((s.cwnd / MSS - 100.0 * (1.0 - d.alpha / 2.0)).abs() < 1e-6);

@@ -1,0 +1,414 @@
+//! System tests of the core (issue 2): behaviour the papers and RFCs state, checked end to end
+//! through the public API. Every run here also checks the invariants (packet conservation,
+//! queue <= capacity, no event in the past): `measure.check_invariants` is on by default and a
+//! violation makes `run` fail.
+
+use fabriclb_core::api::{self, RunResult};
+use fabriclb_core::scenario::Format;
+use fabriclb_core::table::Column;
+
+fn run(toml: &str) -> RunResult {
+    let sc = api::load_scenario(toml, Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}\n{toml}"));
+    api::run(&sc, Default::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn f64s(r: &RunResult, table: &str, col: &str) -> Vec<f64> {
+    let t = match table {
+        "flows" => &r.flows,
+        "ports" => &r.ports,
+        _ => &r.windows,
+    };
+    match t.get(col).unwrap_or_else(|| panic!("no column {col}")) {
+        Column::F64(v) => v.clone(),
+        Column::U64(v) => v.iter().map(|&x| x as f64).collect(),
+        Column::I64(v) => v.iter().map(|&x| x as f64).collect(),
+        Column::Str(_) => panic!("{col} is text"),
+    }
+}
+
+fn strs(r: &RunResult, table: &str, col: &str) -> Vec<String> {
+    let t = if table == "flows" { &r.flows } else { &r.ports };
+    match t.get(col).unwrap() {
+        Column::Str(v) => v.clone(),
+        _ => panic!(),
+    }
+}
+
+fn port_value(r: &RunResult, link: &str, col: &str) -> f64 {
+    let names = strs(r, "ports", "link");
+    let i = names
+        .iter()
+        .position(|n| n == link)
+        .unwrap_or_else(|| panic!("no link {link}"));
+    f64s(r, "ports", col)[i]
+}
+
+const LEAF_SPINE: &str = r#"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 4
+host_rate = "10Gbps"
+fabric_rate = "40Gbps"
+links_per_pair = 2
+"#;
+
+#[test]
+fn single_flow_in_idle_fabric_matches_ideal_fct_within_1_percent() {
+    // (size in bytes, new connection?) from one packet to 100 MB
+    let sizes = [
+        500u64,
+        1460,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+    ];
+    for cc in ["dctcp", "newreno", "cubic"] {
+        for &size in &sizes {
+            let toml = format!(
+                "duration = \"1ms\"\ndrain = \"1s\"\n{LEAF_SPINE}\n[transport]\ncc = \"{cc}\"\n[[workload]]\npattern = \"explicit\"\nflows = [{{src = \"H0\", dst = \"H5\", size = \"{size}B\"}}]\n"
+            );
+            let r = run(&toml);
+            let fct = f64s(&r, "flows", "fct_ms")[0];
+            let ideal = f64s(&r, "flows", "ideal_fct_ms")[0];
+            assert!(fct.is_finite(), "{cc} {size}: flow did not finish");
+            let err = (fct / ideal - 1.0).abs();
+            assert!(
+                err < 0.01,
+                "{cc} size {size}: fct {fct} ms vs ideal {ideal} ms ({:.3}%)",
+                err * 100.0
+            );
+        }
+    }
+}
+
+#[test]
+fn dctcp_flows_share_the_bottleneck_fairly_with_queue_near_k() {
+    // A dumbbell as in the DCTCP paper: four long flows cross the 10 Gbps S1 -> S2 link, base
+    // RTT ~100 us, K = 65 packets (the paper's setting for 10 Gbps). §3.3: with K above
+    // C·RTT/7 (~18 kB here) the link stays fully used and the queue oscillates around K.
+    // Receivers use delayed ACKs as Linux does (and the DCTCP paper's testbed). With an ACK for
+    // every segment the shares still average out but swing by ±30% over 50 ms (docs/CORE.md).
+    let toml = r#"
+duration = "150ms"
+warmup = "30ms"
+[topology]
+kind = "explicit"
+switches = [{name = "S1", role = "leaf"}, {name = "S2", role = "leaf"}]
+hosts = [{name = "A", attach = "S1", rate = "10Gbps", count = 4, delay = "16us"}, {name = "R", attach = "S2", rate = "10Gbps", count = 4, delay = "16us"}]
+links = [{a = "S1", b = "S2", rate = "10Gbps", delay = "16us"}]
+[switch]
+buffer = "400pkt"
+ecn_threshold = "65pkt"
+[transport]
+cc = "dctcp"
+min_rto = "1ms"
+delayed_ack = true
+[[workload]]
+pattern = "explicit"
+flows = [{src = "A0", dst = "R0"}, {src = "A1", dst = "R1"}, {src = "A2", dst = "R2"}, {src = "A3", dst = "R3"}]
+[measure]
+queue_ports = ["S1->S2"]
+trace_flows = [0, 1, 2, 3]
+trace_interval = "1ms"
+"#;
+    let r = run(toml);
+    // Mean rate of each flow after the warm-up, from the 1 ms trace samples.
+    let col = |c: &str| match r.traces.get(c).unwrap() {
+        Column::F64(v) => v.clone(),
+        Column::U64(v) => v.iter().map(|&x| x as f64).collect(),
+        _ => panic!(),
+    };
+    let (t, flow, rate) = (col("t_ms"), col("flow"), col("rate_gbps"));
+    let share: Vec<f64> = (0..4)
+        .map(|f| {
+            let v: Vec<f64> = (0..t.len())
+                .filter(|&i| flow[i] == f as f64 && t[i] > 30.0)
+                .map(|i| rate[i])
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
+        })
+        .collect();
+    let fair = share.iter().sum::<f64>() / 4.0;
+    for s in &share {
+        assert!(
+            (s / fair - 1.0).abs() < 0.1,
+            "unfair shares after warm-up (Gbps): {share:?}"
+        );
+    }
+    assert!(fair * 4.0 > 9.0, "goodput {share:?}");
+    let util = port_value(&r, "S1->S2#0", "utilization");
+    assert!(util > 0.97, "bottleneck utilisation {util}");
+    let k = 65.0 * 1518.0;
+    let mean_q = port_value(&r, "S1->S2#0", "mean_queue_bytes");
+    assert!(
+        mean_q > 0.5 * k && mean_q < 1.5 * k,
+        "mean queue {mean_q} B vs K {k} B"
+    );
+    let drops = port_value(&r, "S1->S2#0", "drops");
+    assert_eq!(
+        drops, 0.0,
+        "DCTCP keeps the queue far from the buffer limit"
+    );
+}
+
+#[test]
+fn newreno_long_flows_converge_to_fair_shares() {
+    let toml = r#"
+duration = "200ms"
+warmup = "50ms"
+[topology]
+kind = "explicit"
+switches = [{name = "S", role = "leaf"}]
+hosts = [{name = "A", attach = "S", rate = "10Gbps", count = 3}, {name = "R", attach = "S", rate = "10Gbps"}]
+links = []
+[switch]
+buffer = "100pkt"
+[transport]
+cc = "newreno"
+min_rto = "1ms"
+[[workload]]
+pattern = "explicit"
+flows = [{src = "A0", dst = "R"}, {src = "A1", dst = "R"}, {src = "A2", dst = "R"}]
+"#;
+    let r = run(toml);
+    let d = f64s(&r, "flows", "delivered_bytes");
+    let mean = d.iter().sum::<f64>() / 3.0;
+    for x in &d {
+        assert!((x / mean - 1.0).abs() < 0.25, "NewReno shares {d:?}");
+    }
+    assert!(
+        port_value(&r, "S->R#0", "drops") > 0.0,
+        "drop-tail NewReno must see losses"
+    );
+}
+
+#[test]
+fn min_rto_changes_the_outcome_of_a_loss_scenario() {
+    // A gray failure drops 2% of packets on the only path; tail losses need a timeout.
+    let mk = |rto: &str| {
+        format!(
+            r#"
+duration = "20ms"
+drain = "5s"
+seed = 3
+{LEAF_SPINE}
+[transport]
+cc = "dctcp"
+min_rto = "{rto}"
+initial_rto = "{rto}"
+[[failures]]
+link = "L0-S0#*"
+kind = "lossy"
+loss = 0.02
+[[failures]]
+link = "L0-S1#*"
+kind = "lossy"
+loss = 0.02
+[[workload]]
+pattern = "explicit"
+flows = [{{src = "H0", dst = "H4", size = "20KB", count = 40}}]
+"#
+        )
+    };
+    let fast = run(&mk("1ms"));
+    let slow = run(&mk("200ms"));
+    let mean = |r: &RunResult| {
+        let v = f64s(r, "flows", "fct_ms");
+        assert!(v.iter().all(|x| x.is_finite()), "all flows finish");
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (mf, ms) = (mean(&fast), mean(&slow));
+    let tos = fast.summary["timeouts"].as_u64().unwrap();
+    assert!(tos > 0, "the scenario must produce timeouts");
+    assert!(
+        ms > 5.0 * mf,
+        "minRTO 200 ms mean FCT {ms} ms vs 1 ms: {mf} ms"
+    );
+}
+
+fn fat_tree_core_use(salt: bool) -> Vec<f64> {
+    // All hosts of pod 0 send to other pods. Without a per-switch salt, the aggregation switch
+    // repeats the edge switch's hash choice, so only cores (a, a) carry pod 0's traffic.
+    let toml = format!(
+        r#"
+duration = "2ms"
+[topology]
+kind = "fat-tree"
+k = 4
+host_rate = "10Gbps"
+fabric_rate = "10Gbps"
+[routing]
+ecmp_salt = {salt}
+[[workload]]
+pattern = "explicit"
+flows = [
+  {{src = "H0", dst = "H4", size = "20KB", count = 8}}, {{src = "H1", dst = "H8", size = "20KB", count = 8}},
+  {{src = "H2", dst = "H12", size = "20KB", count = 8}}, {{src = "H3", dst = "H6", size = "20KB", count = 8}},
+]
+"#
+    );
+    let r = run(&toml);
+    let names = strs(&r, "ports", "link");
+    let tx = f64s(&r, "ports", "tx_bytes");
+    (0..4)
+        .map(|c| {
+            names
+                .iter()
+                .zip(&tx)
+                .filter(|(n, _)| n.starts_with("A0_") && n.contains(&format!("->C{c}#")))
+                .map(|(_, &b)| b)
+                .sum()
+        })
+        .collect()
+}
+
+#[test]
+fn ecmp_polarises_without_salt_and_not_with_it() {
+    let unsalted = fat_tree_core_use(false);
+    let used = unsalted.iter().filter(|&&b| b > 0.0).count();
+    assert_eq!(
+        used, 2,
+        "unsalted: pod 0 reaches only two of four cores: {unsalted:?}"
+    );
+    assert_eq!(
+        unsalted[1] + unsalted[2],
+        0.0,
+        "cores (0,1) and (1,0) unused: {unsalted:?}"
+    );
+    let salted = fat_tree_core_use(true);
+    assert_eq!(
+        salted.iter().filter(|&&b| b > 0.0).count(),
+        4,
+        "salted: all cores used: {salted:?}"
+    );
+}
+
+#[test]
+fn a_link_failing_mid_run_is_survived_and_nothing_is_lost_from_the_books() {
+    let toml = format!(
+        r#"
+duration = "10ms"
+drain = "2s"
+{LEAF_SPINE}
+[transport]
+cc = "dctcp"
+min_rto = "1ms"
+[[failures]]
+link = "L0-S0#*"
+kind = "down"
+at = "3ms"
+[[workload]]
+pattern = "explicit"
+flows = [{{src = "H0", dst = "H4", size = "5MB", count = 4}}, {{src = "H1", dst = "H5", size = "5MB", count = 4}}]
+[measure]
+window = "1ms"
+"#
+    );
+    let r = run(&toml);
+    let fin = f64s(&r, "flows", "finished");
+    assert!(
+        fin.iter().all(|&f| f == 1.0),
+        "every flow finished: {fin:?}"
+    );
+    let cut = port_value(&r, "L0->S0#0", "wire_losses") + port_value(&r, "L0->S0#1", "wire_losses");
+    let s = &r.summary["packets"];
+    let (sent, del, drop, fl) = (
+        s["sent"].as_u64().unwrap(),
+        s["delivered"].as_u64().unwrap(),
+        s["dropped"].as_u64().unwrap(),
+        s["in_flight"].as_u64().unwrap(),
+    );
+    assert_eq!(sent, del + drop + fl);
+    assert!(
+        cut > 0.0 || r.summary["drops"].as_u64().unwrap() > 0,
+        "the failure cut packets"
+    );
+    // After the failure, L0 sends only through S1.
+    let after = port_value(&r, "L0->S1#0", "tx_bytes") + port_value(&r, "L0->S1#1", "tx_bytes");
+    assert!(after > 10e6, "traffic moved to S1: {after}");
+}
+
+#[test]
+fn same_seed_same_records_other_seed_other_records() {
+    let toml = |seed: u64| {
+        format!(
+            r#"
+duration = "5ms"
+seed = {seed}
+{LEAF_SPINE}
+[scheme]
+name = "spray"
+[[workload]]
+pattern = "permutation"
+size = "200KB"
+"#
+        )
+    };
+    let a = run(&toml(1));
+    let b = run(&toml(1));
+    let c = run(&toml(2));
+    assert_eq!(a.flows.to_csv(), b.flows.to_csv());
+    assert_eq!(a.ports.to_csv(), b.ports.to_csv());
+    assert_eq!(a.windows.to_csv(), b.windows.to_csv());
+    assert_ne!(a.flows.to_csv(), c.flows.to_csv());
+}
+
+#[test]
+fn two_simulations_in_one_process_do_not_interact() {
+    let toml = format!("duration = \"3ms\"\n{LEAF_SPINE}\n[scheme]\nname = \"spray\"\n[[workload]]\npattern = \"permutation\"\nsize = \"100KB\"\n");
+    let alone = run(&toml);
+    let h = std::thread::spawn({
+        let t = toml.clone();
+        move || run(&t).flows.to_csv()
+    });
+    let here = run(&toml).flows.to_csv();
+    assert_eq!(here, alone.flows.to_csv());
+    assert_eq!(h.join().unwrap(), alone.flows.to_csv());
+}
+
+#[test]
+fn shared_buffer_lets_a_hot_port_borrow_and_caps_it_dynamically() {
+    // Incast into one port: with a dedicated 100-packet buffer the queue can't pass 100 packets;
+    // a 1000-packet shared pool with alpha = 1 lets it grow to about half the pool.
+    let mk = |shared: &str| {
+        format!(
+            r#"
+duration = "3ms"
+drain = "1s"
+[topology]
+kind = "explicit"
+switches = [{{name = "S", role = "leaf"}}]
+hosts = [{{name = "A", attach = "S", rate = "10Gbps", count = 16}}, {{name = "R", attach = "S", rate = "10Gbps"}}]
+links = []
+[switch]
+buffer = "{b}"
+{shared}
+[transport]
+cc = "newreno"
+min_rto = "1ms"
+[[workload]]
+pattern = "bulk"
+src = ["A0","A1","A2","A3","A4","A5","A6","A7","A8","A9","A10","A11","A12","A13","A14","A15"]
+dst = ["R"]
+"#,
+            b = if shared.is_empty() {
+                "100pkt"
+            } else {
+                "1000pkt"
+            }
+        )
+    };
+    let ded = run(&mk(""));
+    let sh = run(&mk("shared_buffer = \"1000pkt\"\nshared_alpha = 1.0"));
+    let mq_d = port_value(&ded, "S->R#0", "max_queue_bytes") / 1518.0;
+    let mq_s = port_value(&sh, "S->R#0", "max_queue_bytes") / 1518.0;
+    assert!(mq_d <= 100.0 + 1e-9, "dedicated cap: {mq_d}");
+    assert!(
+        mq_s > 300.0 && mq_s <= 501.0,
+        "dynamic threshold alpha=1 caps at half the pool: {mq_s}"
+    );
+}
