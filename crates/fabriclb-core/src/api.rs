@@ -44,6 +44,16 @@ pub fn load_scenario(
     Scenario::load(text, format, overrides)
 }
 
+/// As [`load_scenario`] for a scenario file in `base_dir` (relative CDF paths resolve there).
+pub fn load_scenario_in(
+    text: &str,
+    format: Format,
+    overrides: &[(String, String)],
+    base_dir: &std::path::Path,
+) -> Result<Scenario, Error> {
+    Scenario::load_in(text, format, overrides, Some(base_dir))
+}
+
 /// Run a validated scenario.
 pub fn run(sc: &Scenario, opts: RunOptions) -> Result<RunResult, Error> {
     crate::sim::Sim::build(sc)?.run(opts)

@@ -166,17 +166,24 @@ fn parse_format(format: &str) -> PyResult<Format> {
 
 /// Parse and validate a scenario; returns its canonical JSON.
 #[pyfunction]
-#[pyo3(signature = (text, format = "toml", overrides = Vec::new()))]
+#[pyo3(signature = (text, format = "toml", overrides = Vec::new(), base_dir = None))]
 fn load_scenario(
     py: Python<'_>,
     text: &str,
     format: &str,
     overrides: Vec<(String, String)>,
+    base_dir: Option<String>,
 ) -> PyResult<String> {
     let fmt = parse_format(format)?;
     call(
         py,
-        || api::load_scenario(text, fmt, &overrides).map(|sc| sc.canonical_json()),
+        || {
+            match &base_dir {
+                Some(d) => api::load_scenario_in(text, fmt, &overrides, std::path::Path::new(d)),
+                None => api::load_scenario(text, fmt, &overrides),
+            }
+            .map(|sc| sc.canonical_json())
+        },
         false,
     )
 }

@@ -8,9 +8,11 @@
 //! name in scenarios, tables and plots) and its arm in [`SchemeConfig::build`]. The compiler's
 //! exhaustive `match` is the registry; there is no other list of schemes.
 
+mod conga;
 mod ecmp;
 mod spray;
 
+pub use conga::{CongaConfig, CongaVariant};
 pub use ecmp::EcmpConfig;
 pub use spray::SprayConfig;
 
@@ -66,6 +68,12 @@ pub enum SchemeConfig {
     Ecmp(EcmpConfig),
     /// Per-packet random spraying over all shortest-path next hops.
     Spray(SprayConfig),
+    /// CONGA (T_fl = 500 µs): flowlets placed at the source leaf by leaf-to-leaf congestion feedback.
+    Conga(CongaConfig),
+    /// CONGA with T_fl = 13 ms (flowlets effectively disabled: per-flow CONGA).
+    CongaFlow(CongaConfig),
+    /// Local congestion-aware: CONGA's decision with the remote metrics ignored (CONGA §2.4).
+    Local(CongaConfig),
 }
 
 impl Default for SchemeConfig {
@@ -85,12 +93,18 @@ impl SchemeConfig {
     pub fn validate(&self, _path: &str) -> Result<(), Error> {
         match self {
             SchemeConfig::Ecmp(_) | SchemeConfig::Spray(_) => Ok(()),
+            SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
+                c.validate(_path)
+            }
         }
     }
     pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Balancer> {
         match self {
             SchemeConfig::Ecmp(c) => Box::new(c.build(ctx)),
             SchemeConfig::Spray(c) => Box::new(c.build(ctx)),
+            SchemeConfig::Conga(c) => Box::new(c.build(ctx, CongaVariant::Conga)),
+            SchemeConfig::CongaFlow(c) => Box::new(c.build(ctx, CongaVariant::Flow)),
+            SchemeConfig::Local(c) => Box::new(c.build(ctx, CongaVariant::Local)),
         }
     }
     /// The scheme's name as written in scenarios.

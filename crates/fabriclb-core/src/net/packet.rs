@@ -64,10 +64,13 @@ pub struct Overlay {
     pub aux_flags: u8,
 }
 
+/// A packet. `repr(C, align(64))` with the fields every switch hop reads or writes in the
+/// first cache line and the TCP fields, read only at the endpoints, in the second: a hop costs
+/// one cache line of packet state.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
 pub struct Packet {
-    /// Connection (TCP endpoint pair) index.
-    pub conn: u32,
+    // ---- first cache line: network header ----
     /// Source and destination hosts.
     pub src: u32,
     pub dst: u32,
@@ -75,26 +78,29 @@ pub struct Packet {
     pub dport: u16,
     /// Frame bytes (what a buffer holds).
     pub size: u32,
+    /// Epoch of the link the packet is on; a mismatch on arrival means the link failed under it.
+    pub link_epoch: u32,
+    /// Running hash of the ports taken, for counting path changes at the receiver.
+    pub path_hash: u32,
+    pub flags: u8,
+    /// Switch hops so far (a guard against loops).
+    pub hops: u8,
+    pub overlay: Overlay,
+    // ---- second cache line: transport ----
+    /// Connection (TCP endpoint pair) index.
+    pub conn: u32,
     /// TCP payload bytes.
     pub payload: u32,
     /// Sequence number of the first payload byte (data) — 64-bit, never wraps.
     pub seq: u64,
     /// Cumulative acknowledgement (ACKs).
     pub ack: u64,
-    /// SACK blocks as [start, end) offsets above `ack`; (0, 0) = empty.
-    pub sack: [(u32, u32); 3],
     /// Send timestamp (data) or echoed timestamp (ACK), for RTT samples.
     pub ts: Time,
-    pub flags: u8,
+    /// SACK blocks as [start, end) offsets above `ack`; (0, 0) = empty.
+    pub sack: [(u32, u32); 3],
     /// Sender-side send count of this segment (1 = first transmission), for reporting.
     pub tx_count: u8,
-    /// Switch hops so far (a guard against loops).
-    pub hops: u8,
-    /// Epoch of the link the packet is on; a mismatch on arrival means the link failed under it.
-    pub link_epoch: u32,
-    /// Running hash of the ports taken, for counting path changes at the receiver.
-    pub path_hash: u32,
-    pub overlay: Overlay,
 }
 
 impl Packet {
@@ -162,6 +168,16 @@ mod tests {
         assert_eq!(frame_bytes(0), 64); // a bare ACK is padded to the minimum frame
         assert_eq!(frame_bytes(8960), 9018);
     }
+    #[test]
+    fn network_header_fits_one_cache_line() {
+        assert_eq!(std::mem::size_of::<Packet>(), 128);
+        assert_eq!(std::mem::align_of::<Packet>(), 64);
+        let p = Packet::default();
+        let base = &p as *const Packet as usize;
+        let end_of_overlay = &p.overlay as *const Overlay as usize + std::mem::size_of::<Overlay>();
+        assert!(end_of_overlay - base <= 64);
+    }
+
     #[test]
     fn arena_reuses_slots() {
         let mut a = Arena::default();

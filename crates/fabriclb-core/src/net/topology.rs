@@ -14,17 +14,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
-/// The fabric.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum TopologyConfig {
-    /// Two-tier leaf-spine: every leaf joined to every spine by `links_per_pair` links.
-    LeafSpine(LeafSpineConfig),
-    /// Three-tier k-ary fat-tree (k pods; k/2 edge and k/2 aggregation switches per pod;
-    /// (k/2)^2 cores).
-    FatTree(FatTreeConfig),
-    /// Any fabric given as switches, hosts and links.
-    Explicit(ExplicitConfig),
+crate::tagged_enum! {
+    /// The fabric.
+    pub enum TopologyConfig tag = "kind" {
+        /// Two-tier leaf-spine: every leaf joined to every spine by `links_per_pair` links.
+        "leaf-spine" => LeafSpine(LeafSpineConfig),
+        /// Three-tier k-ary fat-tree (k pods; k/2 edge and k/2 aggregation switches per pod;
+        /// (k/2)^2 cores).
+        "fat-tree" => FatTree(FatTreeConfig),
+        /// Any fabric given as switches, hosts and links.
+        "explicit" => Explicit(ExplicitConfig),
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

@@ -18,6 +18,8 @@ use crate::workload::WorkloadConfig;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod tagged;
+
 /// A complete simulation scenario.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -257,6 +259,18 @@ impl Scenario {
         format: Format,
         overrides: &[(String, String)],
     ) -> Result<Scenario, Error> {
+        Self::load_in(text, format, overrides, None)
+    }
+
+    /// As [`Scenario::load`], for a scenario read from a file in `base_dir`: relative flow-size
+    /// CDF paths (`workload[i].cdf`) are taken relative to that folder and made absolute, so the
+    /// validated scenario runs the same from any working directory.
+    pub fn load_in(
+        text: &str,
+        format: Format,
+        overrides: &[(String, String)],
+        base_dir: Option<&std::path::Path>,
+    ) -> Result<Scenario, Error> {
         if text.trim().is_empty() {
             return Err(Error::config(
                 "",
@@ -275,14 +289,35 @@ impl Scenario {
         for (path, value) in overrides {
             apply_override(&mut tree, path, value)?;
         }
+        if let (Some(dir), Some(ws)) = (
+            base_dir,
+            tree.get_mut("workload").and_then(|w| w.as_array_mut()),
+        ) {
+            for w in ws {
+                if let Some(serde_json::Value::String(cdf)) = w.get_mut("cdf") {
+                    let full = dir.join(cdf.as_str());
+                    let relative = std::path::Path::new(cdf.as_str()).is_relative();
+                    if !crate::workload::cdf::builtin_names().contains(&cdf.as_str())
+                        && relative
+                        && full.exists()
+                    {
+                        *cdf = full.to_string_lossy().into_owned();
+                    }
+                }
+            }
+        }
         Self::from_value(tree)
     }
 
     /// Deserialise and validate a value tree.
     pub fn from_value(tree: serde_json::Value) -> Result<Scenario, Error> {
         let sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
-            let path = e.path().to_string();
-            Error::config(if path == "." { "" } else { &path }, e.inner().to_string())
+            let outer = e.path().to_string();
+            let (path, msg) = tagged::split_path(
+                if outer == "." { "" } else { &outer },
+                &e.inner().to_string(),
+            );
+            Error::config(&path, msg)
         })?;
         sc.validate()?;
         Ok(sc)
@@ -333,6 +368,43 @@ impl Scenario {
             ));
         }
         self.topology.validate("topology")?;
+        // Build the fabric once so that a disconnected topology or a link name that does not
+        // exist is reported by validation, not only by a run.
+        let g = self.topology.build()?;
+        for (i, f) in self.failures.iter().enumerate() {
+            let path = format!("failures[{i}].link");
+            match f.link.strip_prefix("random:") {
+                Some(n) => {
+                    let n: usize = n.trim().parse().map_err(|_| {
+                        Error::config(
+                            &path,
+                            format!("'{}': random:N needs a whole number", f.link),
+                        )
+                    })?;
+                    let fabric = (0..g.links.len() as u32)
+                        .filter(|&l| g.is_fabric(l))
+                        .count()
+                        / 2;
+                    if n > fabric {
+                        return Err(Error::config(
+                            &path,
+                            format!("cannot fail {n} links: the fabric has only {fabric}"),
+                        ));
+                    }
+                }
+                None => {
+                    g.resolve_link(&f.link, &path)?;
+                }
+            }
+        }
+        for (i, q) in self.measure.queue_ports.iter().enumerate() {
+            if q != "fabric" {
+                g.resolve_link(q, &format!("measure.queue_ports[{i}]"))?;
+            }
+        }
+        for (i, q) in self.measure.pcap_links.iter().enumerate() {
+            g.resolve_link(q, &format!("measure.pcap_links[{i}]"))?;
+        }
         self.transport.validate("transport")?;
         self.scheme.validate("scheme")?;
         for (i, w) in self.workload.iter().enumerate() {
@@ -467,4 +539,72 @@ pub fn apply_override(tree: &mut serde_json::Value, path: &str, value: &str) -> 
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "duration = \"10ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\nhost_rate = \"10Gbps\"\nfabric_rate = \"40Gbps\"\n";
+
+    fn err(extra: &str, overrides: &[(&str, &str)]) -> (String, String) {
+        let ov: Vec<(String, String)> = overrides
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        match Scenario::load(&format!("{BASE}{extra}"), Format::Toml, &ov) {
+            Err(Error::Config { path, msg }) => (path, msg),
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_name_the_field_inside_tagged_sections() {
+        // (extra TOML, overrides, expected path, a word the message must contain)
+        let cases: &[(&str, &[(&str, &str)], &str, &str)] = &[
+            ("", &[("topology.fabric_rate", "40GB")], "topology.fabric_rate", "Gbps"),
+            ("", &[("topology.host_rate", "0Gbps")], "topology.host_rate", "> 0"),
+            ("", &[("topology.kind", "ring")], "topology", "leaf-spine"),
+            ("", &[("topology.leavs", "3")], "topology", "leavs"),
+            ("[[workload]]\npattern = \"poisson\"\ncdf = \"web-search\"\nload = 1.5\nload_basis = \"host\"\n", &[], "workload[0]", "load"),
+            ("[[workload]]\npattern = \"permutation\"\nsize = \"-1KB\"\n", &[], "workload[0].size", "negative"),
+            ("[scheme]\nname = \"magic\"\n", &[], "scheme", "ecmp"),
+            ("[[failures]]\nlink = \"L0-S7\"\nkind = \"down\"\n", &[], "failures[0].link", "S7"),
+            ("[measure]\nqueue_ports = [\"S1->H9\"]\n", &[], "measure.queue_ports[0]", "H9"),
+            ("[transport]\nmtu = 100\n", &[], "transport.mtu", "576"),
+        ];
+        for (extra, ov, path, word) in cases {
+            let (p, m) = err(extra, ov);
+            assert!(p.starts_with(path), "{extra:?} {ov:?}: path {p} (msg {m})");
+            assert!(
+                m.contains(word) || p.contains(word),
+                "{extra:?} {ov:?}: {p}: {m}"
+            );
+        }
+    }
+
+    #[test]
+    fn relative_cdf_paths_resolve_against_the_scenario_folder() {
+        let dir = std::env::temp_dir().join(format!("fabriclb-cdf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("my.cdf"), "100 0\n1000 1\n").unwrap();
+        let text = format!("{BASE}[[workload]]\npattern = \"poisson\"\ncdf = \"my.cdf\"\nload = 0.5\nload_basis = \"host\"\n");
+        let sc = Scenario::load_in(&text, Format::Toml, &[], Some(&dir)).unwrap();
+        assert!(sc
+            .canonical_json()
+            .contains(&dir.join("my.cdf").to_string_lossy().to_string()));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn canonical_json_round_trips() {
+        let sc = Scenario::load(
+            &format!("{BASE}[[workload]]\npattern = \"permutation\"\n"),
+            Format::Toml,
+            &[],
+        )
+        .unwrap();
+        let again = Scenario::load(&sc.canonical_json(), Format::Json, &[]).unwrap();
+        assert_eq!(sc.canonical_json(), again.canonical_json());
+    }
 }

@@ -218,9 +218,9 @@ impl PairSampler {
         for &a in &s.firsts {
             if s.valid(a).0 == 0 {
                 let why = if cross_tor {
-                    format!("under another ToR than {}", g.nodes[a as usize].name)
+                    "under another ToR (cross_tor = true)"
                 } else {
-                    format!("other than {}", g.nodes[a as usize].name)
+                    "other than itself"
                 };
                 return Err(Error::config(
                     path,
@@ -330,6 +330,7 @@ pub fn basis_capacity_bps(
 }
 
 /// Aggregate arrival rate (flows/s) for a target load.
+#[allow(clippy::too_many_arguments)]
 pub fn arrival_rate(
     ctx: &GenCtx,
     path: &str,

@@ -148,6 +148,16 @@ impl Cdf {
             if p < 0.0 {
                 return Err(err(ln, format!("the cdf value {p} is negative; cdf values must be in [0, 1] (or [0, 100] in percent)")));
             }
+            // Values above 100 are out of range under either scale; above 1 when fractions
+            // were asked for. (With auto-detection, 1 < p <= 100 is judged at the end.)
+            if p > 100.0 || (opts.scale == CdfScale::Fraction && p > 1.0) {
+                let range = if opts.scale == CdfScale::Fraction {
+                    "[0, 1]"
+                } else {
+                    "[0, 1] (or [0, 100] in percent)"
+                };
+                return Err(err(ln, format!("the cdf value {p} is outside {range}")));
+            }
             if let Some(&(ps, pp, _)) = raw.last() {
                 if size < ps {
                     return Err(err(

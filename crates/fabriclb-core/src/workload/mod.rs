@@ -30,8 +30,6 @@ use crate::error::Error;
 use crate::net::topology::Graph;
 use crate::rng::Rng;
 use crate::units::Time;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// Size of a flow that never ends (long-lived).
 pub const UNBOUNDED: u64 = u64::MAX / 4;
@@ -87,25 +85,25 @@ pub trait Pattern {
     ) -> Result<(), Error>;
 }
 
-/// One traffic source.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "pattern", rename_all = "kebab-case")]
-pub enum WorkloadConfig {
-    /// A random permutation: every host sends to one other host (long or fixed-size flows).
-    Permutation(PermutationConfig),
-    /// Flows listed one by one.
-    Explicit(ExplicitConfig),
-    /// Long-lived flows between named hosts, optionally rate-limited by the application.
-    Bulk(BulkConfig),
-    /// The CONGA testbed application: Poisson requests from clients to servers under other
-    /// leaves, responses (sizes from a CDF) on persistent connections, at a target load.
-    ClientServer(ClientServerConfig),
-    /// Poisson flows between random hosts, one new connection each, at a target load.
-    Poisson(PoissonConfig),
-    /// Incast: a client's request striped over N servers that answer at once, repeated.
-    Incast(IncastConfig),
-    /// An explicit traffic matrix between leaves or hosts: Poisson flows at given rates.
-    Matrix(MatrixConfig),
+crate::tagged_enum! {
+    /// One traffic source.
+    pub enum WorkloadConfig tag = "pattern" {
+        /// A random permutation: every host sends to one other host (long or fixed-size flows).
+        "permutation" => Permutation(PermutationConfig),
+        /// Flows listed one by one.
+        "explicit" => Explicit(ExplicitConfig),
+        /// Long-lived flows between named hosts, optionally rate-limited by the application.
+        "bulk" => Bulk(BulkConfig),
+        /// The CONGA testbed application: Poisson requests from clients to servers under other
+        /// leaves, responses (sizes from a CDF) on persistent connections, at a target load.
+        "client-server" => ClientServer(ClientServerConfig),
+        /// Poisson flows between random hosts, one new connection each, at a target load.
+        "poisson" => Poisson(PoissonConfig),
+        /// Incast: a client's request striped over N servers that answer at once, repeated.
+        "incast" => Incast(IncastConfig),
+        /// An explicit traffic matrix between leaves or hosts: Poisson flows at given rates.
+        "matrix" => Matrix(MatrixConfig),
+    }
 }
 
 macro_rules! each {

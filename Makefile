@@ -1,0 +1,56 @@
+# fabriclb — set-up and everyday commands. See README.md.
+#
+#   make install   create .venv and build everything optimised (CLI: .venv/bin/fabriclb)
+#   make demo      install, then run the quick-start scenario and print its summary
+#   make test      install, then cargo test (core) and pytest (Python package, CLI)
+#   make bench     named benchmarks with the speed probe as yardstick
+#   make docs      regenerate docs/SCENARIO_REFERENCE.md and docs/scenario.schema.json
+#   make clean     remove build outputs (keeps .venv)
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# The machines are small and shared: cargo's job count defaults to 2 unless set.
+export CARGO_BUILD_JOBS ?= 2
+
+# The extension is rebuilt when any Rust source, manifest or the package metadata changes;
+# the Python sources are installed in editable mode and need no rebuild. No build isolation:
+# the maturin installed in .venv builds (quicker, no download per build); it must be on PATH.
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml $(wildcard Cargo.lock)
+STAMP := $(VENV)/.fabriclb-installed
+
+.PHONY: install demo test test-rust test-python bench docs clean
+
+install: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.tools-installed: | $(BIN)/python
+	$(BIN)/pip install --quiet -U pip maturin
+	touch $@
+
+$(STAMP): $(VENV)/.tools-installed pyproject.toml $(RUST_SOURCES)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pip install --quiet --no-build-isolation -e '.[dev]'
+	touch $@
+
+demo: install
+	$(BIN)/fabriclb run scenarios/quickstart.toml --out out/quickstart
+
+test: install test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude fabriclb-py
+
+test-python: install
+	$(BIN)/pytest -q python/tests
+
+bench: install
+	$(BIN)/fabriclb bench --probe LS128 FT432 LS2048
+
+docs: install
+	$(BIN)/python tools/gen_reference.py
+
+clean:
+	cargo clean
+	rm -rf out python/fabriclb/*.so $(STAMP) .pytest_cache

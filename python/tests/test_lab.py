@@ -1,0 +1,358 @@
+"""The lab: result cache, grids, sweeps (process pool, Ray, kill and resume, failures),
+reducers on synthetic data, and a smoke run of every ready experiment.
+
+The smoke runs are seconds each (``--smoke`` grids); the ``--quick`` forms run from
+``make reproduce-quick``, outside this suite.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import tiny_scenario
+
+import importlib
+
+lab_exp = importlib.import_module("fabriclb.lab.experiments")
+lab_reduce = importlib.import_module("fabriclb.lab.reduce")
+lab_sweep = importlib.import_module("fabriclb.lab.sweep")  # (the package's `sweep` is the function)
+from fabriclb.lab.cache import Cache, frame_from_csv_gz, frame_to_csv_gz, point_key
+
+
+def _core_available() -> bool:
+    try:
+        import fabriclb
+
+        fabriclb.core_version()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+needs_core = pytest.mark.skipif(not _core_available(), reason="compiled core not built")
+
+
+# ----------------------------------------------------------------------------- pure parts
+
+
+def test_point_key_is_canonical_and_sensitive() -> None:
+    a = {"b": 1, "a": {"y": 2, "x": [1, 2]}}
+    b = {"a": {"x": [1, 2], "y": 2}, "b": 1}
+    assert point_key(a, 1, "0.1.0") == point_key(b, 1, "0.1.0")
+    assert point_key(a, 1, "0.1.0") == point_key(json.dumps(b), 1, "0.1.0")
+    assert point_key(a, 2, "0.1.0") != point_key(a, 1, "0.1.0")
+    assert point_key(a, 1, "0.1.1") != point_key(a, 1, "0.1.0")
+    assert point_key({**a, "b": 2}, 1, "0.1.0") != point_key(a, 1, "0.1.0")
+
+
+def test_cache_roundtrip_atomic_and_errors(tmp_path: Path) -> None:
+    c = Cache(tmp_path / "cache")
+    df = pd.DataFrame({"x": [0.1, 1 / 3, 1e-300, np.nan], "s": ["a", "b", "c", "d"], "n": [1, 2, 3, 4]})
+    key = "ab" + "0" * 62
+    assert c.get(key) is None
+    c.put_error(key, "boom", seed=1, labels={"scheme": "ecmp"})
+    assert c.error(key)["error"] == "boom"
+    assert c.get(key) is None  # an error is not a result
+    e = c.put(key, scenario={"a": 1}, seed=1, version="v", summary={"m": 1.5}, tables={"flows": frame_to_csv_gz(df)}, wall_time_s=0.1)
+    assert c.error(key) is None  # cleared on success
+    got = c.get(key, ("flows",))
+    assert got is not None and got.summary == {"m": 1.5}
+    pd.testing.assert_frame_equal(got.table("flows"), df)
+    assert c.get(key, ("flows", "ports")) is None  # a table that was not kept: recompute
+    assert c.keys() == [key]
+    assert not list((tmp_path / "cache").rglob("*.tmp"))
+    # A torn write (temp file left behind, no JSON) is no entry.
+    key2 = "cd" + "1" * 62
+    (tmp_path / "cache" / "cd").mkdir()
+    (tmp_path / "cache" / "cd" / f"{key2}.json.xyz.tmp").write_text("{")
+    assert c.get(key2) is None and key2 not in c
+
+
+def test_csv_gz_is_deterministic() -> None:
+    df = pd.DataFrame({"a": [1.5, 2.25], "b": ["x", "y"]})
+    assert frame_to_csv_gz(df) == frame_to_csv_gz(df.copy())
+    pd.testing.assert_frame_equal(frame_from_csv_gz(frame_to_csv_gz(df)), df)
+
+
+def test_grid_parsing_and_expansion() -> None:
+    g = lab_sweep.parse_grid(["scheme.name=ecmp,spray", "workload[0].load=0.3,0.6", "x=[1,2],[3,4]"])
+    assert g == {"scheme.name": ["ecmp", "spray"], "workload[0].load": ["0.3", "0.6"], "x": ["[1,2]", "[3,4]"]}
+    with pytest.raises(ValueError):
+        lab_sweep.parse_grid(["novalues"])
+    pts = lab_sweep.expand_grid("s.toml", {"a": [1, 2], "b": ["x"]}, seeds=3, overrides=[("c", 9)])
+    assert len(pts) == 6
+    assert [p.seed for p in pts[:3]] == [1, 2, 3]
+    assert pts[0].overrides == (("c", 9), ("a", 1), ("b", "x"))
+    assert pts[3].labels == (("a", 2), ("b", "x"))
+    pts = lab_sweep.expand_grid("s.toml", {"seed": [5, 7]})
+    assert [p.seed for p in pts] == [5, 7] and pts[0].labels == ()
+    assert [p.seed for p in lab_sweep.expand_grid("s.toml", None, default_seed=4)] == [4]
+
+
+class FakePoint:
+    """A stand-in for a PointResult: labels, seed, scenario, summary and tables."""
+
+    def __init__(self, labels: Dict[str, Any], seed: int, tables: Dict[str, pd.DataFrame], scenario: Dict[str, Any] | None = None) -> None:
+        self.labels = labels
+        self.seed = seed
+        self._t = tables
+        self.scenario = scenario or {"duration": "100ms", "warmup": "10ms", "measure": {"window": "10ms"}}
+        self.summary: Dict[str, Any] = {}
+        self.ok = True
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self._t[name]
+
+
+def _flows(fct_small: float, fct_large: float, unfinished: int = 0) -> pd.DataFrame:
+    rows = []
+    for i in range(10):
+        rows.append({"size_bytes": 10e3, "fct_ms": fct_small, "ideal_fct_ms": 0.05, "finished": 1, "warmup": 0})
+    for i in range(2):
+        rows.append({"size_bytes": 20e6, "fct_ms": fct_large, "ideal_fct_ms": 16.0, "finished": 1, "warmup": 0})
+    rows.append({"size_bytes": 1e3, "fct_ms": 99.0, "ideal_fct_ms": 0.01, "finished": 1, "warmup": 1})  # warm-up: ignored
+    for i in range(unfinished):
+        rows.append({"size_bytes": 1e9, "fct_ms": np.nan, "ideal_fct_ms": 800.0, "finished": 0, "warmup": 0})
+    return pd.DataFrame(rows)
+
+
+def test_fct_vs_load_normalises_per_seed_and_gives_ranges() -> None:
+    pts = []
+    for seed, k in ((1, 1.0), (2, 2.0)):
+        pts.append(FakePoint({"workload": "dm", "scheme": "ecmp", "load": 0.5}, seed, {"flows": _flows(0.1 * k, 40.0 * k)}))
+        pts.append(FakePoint({"workload": "dm", "scheme": "conga", "load": 0.5}, seed, {"flows": _flows(0.12 * k, 30.0 * k, unfinished=seed)}))
+    t = lab_reduce.fct_vs_load(pts, facets=("workload",))
+    c = t[t["scheme"] == "conga"].iloc[0]
+    assert c["seeds"] == 2
+    assert c["small_norm_ecmp"] == pytest.approx(1.2)
+    assert c["large_norm_ecmp"] == pytest.approx(0.75)
+    assert c["unfinished"] == pytest.approx(1.5) and c["unfinished_min"] == 1 and c["unfinished_max"] == 2
+    e = t[t["scheme"] == "ecmp"].iloc[0]
+    assert e["fct_norm_ecmp"] == pytest.approx(1.0)
+    # overall mean FCT / mean ideal: seed 1 = (10*0.1 + 2*40)/12 / ((10*0.05 + 2*16)/12)
+    r1 = (1.0 + 80.0) / (0.5 + 32.0)
+    r2 = (2.0 + 160.0) / (0.5 + 32.0)
+    assert e["fct_norm_ideal"] == pytest.approx((r1 + r2) / 2)
+    assert e["fct_norm_ideal_min"] == pytest.approx(r1) and e["fct_norm_ideal_max"] == pytest.approx(r2)
+
+
+def test_throughput_and_imbalance_reducers() -> None:
+    sc = {"duration": "30ms", "warmup": "10ms", "measure": {"window": "10ms"}, "workload": [{"pattern": "bulk", "dst": ["H2", "H3"]}]}
+    rows = []
+    for w in range(4):  # windows 0..3; 0 is warm-up, 3 is past the duration
+        for h, g in (("H2", 4.0 + w), ("H3", 5.0), ("H0", 100.0)):
+            rows.append({"window": w, "t_start_ms": 10.0 * w, "name": f"L1->{h}#0", "kind": "host-down", "tx_bytes": 0, "throughput_gbps": g, "utilization": 0.0, "imbalance": np.nan})
+        rows.append({"window": w, "t_start_ms": 10.0 * w, "name": "L0:uplinks", "kind": "leaf-uplink-imbalance", "tx_bytes": 0, "throughput_gbps": 0.0, "utilization": np.nan, "imbalance": 0.1 * w})
+    win = pd.DataFrame(rows)
+    # windows 1 and 2: (5+5) and (6+5)
+    assert lab_reduce.throughput_into(win, sc) == pytest.approx(10.5)
+    red = lab_exp._throughput_reduce(["scheme"])([FakePoint({"scheme": "ecmp"}, 1, {"windows": win}, sc)], None)  # type: ignore[arg-type]
+    assert list(red.table.columns[:2]) == ["scheme", "throughput_gbps"]
+    pts = [FakePoint({"workload": "enterprise", "scheme": s, "load": 0.6}, 1, {"windows": win}, sc) for s in ("ecmp", "conga")]
+    r12 = lab_exp._fig12_reduce(pts, None)  # type: ignore[arg-type]
+    assert r12.table["windows"].tolist() == [2, 2]
+    assert r12.table["p50"].iloc[0] == pytest.approx(0.15)
+
+
+def test_queue_cdf_and_quantile() -> None:
+    q = pd.DataFrame({"link": ["S1->L1#0"] * 3, "bin": [0, 1, 2], "queue_bytes_from": [0, 1000, 2000], "time_ms": [5.0, 3.0, 2.0], "fraction": [0.5, 0.3, 0.2]})
+    x, c = lab_reduce.queue_cdf(q)
+    assert list(c) == pytest.approx([0.5, 0.8, 1.0])
+    assert lab_reduce.quantile_from_cdf(x, c, 0.9) == 2000
+    assert lab_reduce.quantile_from_cdf(x, c, 0.5) == 0
+
+
+def test_max_flow_of_explicit_topology() -> None:
+    sc = {
+        "topology": {
+            "kind": "explicit",
+            "switches": [{"name": n, "role": r} for n, r in (("L0", "leaf"), ("L1", "leaf"), ("S0", "spine"), ("S1", "spine"))],
+            "hosts": [{"name": "A", "attach": "L0", "rate": "100Gbps"}, {"name": "B", "attach": "L1", "rate": "100Gbps"}],
+            "links": [{"a": "L0", "b": "S0", "rate": "40Gbps"}, {"a": "S0", "b": "L1", "rate": "40Gbps"},
+                      {"a": "L0", "b": "S1", "rate": "40Gbps"}, {"a": "S1", "b": "L1", "rate": "40Gbps"}],
+        },
+        "workload": [{"pattern": "bulk", "src": ["A"], "dst": ["B"]}],
+        "failures": [{"link": "S1-L1", "kind": "degrade", "rate": "10Gbps"}],
+    }
+    assert lab_exp.max_flow_gbps(sc) == pytest.approx(50.0)
+
+
+def test_registry_has_the_18_experiments() -> None:
+    names = {
+        "conga-fig2", "conga-fig3", "conga-fig9", "conga-fig10", "conga-fig11", "conga-fig12", "conga-fig13", "conga-fig15",
+        "conga-fig16", "conga-fig17", "conga-thm2", "expeditus-fig1", "expeditus-fig2", "eman-fig2", "eman-fig4",
+        "eman-fig5", "eman-fig6", "eman-fig7",
+    }
+    assert set(lab_exp.EXPERIMENTS) == names
+    for e in lab_exp.EXPERIMENTS.values():
+        assert e.claim and e.paper and e.figure
+        assert e.delegate or (e.grid and e.reduce and e.plot and e.compare and e.scenarios)
+
+
+def test_reproduction_markdown_rows() -> None:
+    from fabriclb.lab.report import reproduction_markdown
+
+    exps = list(lab_exp.EXPERIMENTS.values())[:3]
+    md = reproduction_markdown(exps, {exps[0].name: {"ours": "x 1", "status": "match", "mode": "quick"}},
+                               {exps[0].name: "ready", exps[1].name: "ready", exps[2].name: "waiting: scheme foo"})
+    assert "| `conga-fig2` |" in md and "match" in md and "not run" in md and "waiting: scheme foo" in md
+
+
+# ----------------------------------------------------------------------------- sweeps (core)
+
+
+@pytest.fixture
+def tiny_file(tmp_path: Path) -> Path:
+    p = tmp_path / "tiny.toml"
+    p.write_text(tiny_scenario())
+    return p
+
+
+def _comparable(df: pd.DataFrame) -> pd.DataFrame:
+    return df.reset_index(drop=True)
+
+
+@needs_core
+def test_sweep_pool_equals_inline_and_is_cached(tiny_file: Path, tmp_path: Path) -> None:
+    grid = {"scheme.name": ["ecmp", "spray"]}
+    a = lab_sweep.sweep(tiny_file, grid, seeds=2, out=tmp_path / "a", jobs=2, progress=False)
+    b = lab_sweep.sweep(tiny_file, grid, seeds=2, out=tmp_path / "b", jobs=1, progress=False)
+    assert a.ok and b.ok and a.computed == 4 and b.computed == 4
+    pd.testing.assert_frame_equal(_comparable(a.table), _comparable(b.table))
+    assert (tmp_path / "a" / "table.csv").is_file()
+    c = lab_sweep.sweep(tiny_file, grid, seeds=2, out=tmp_path / "a", jobs=2, progress=False)
+    assert c.computed == 0 and c.cached == 4
+    pd.testing.assert_frame_equal(_comparable(a.table), _comparable(c.table))
+
+
+@needs_core
+def test_failed_points_are_reported_and_others_complete(tiny_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An invalid value fails its points at validation; a worker that dies (test hook: seed 2
+    # makes the worker exit hard) fails only its point.
+    monkeypatch.setenv("FABRICLB_LAB_TEST_CRASH", "2")
+    res = lab_sweep.sweep(tiny_file, {"scheme.name": ["ecmp", "bogus"]}, seeds=[1, 2, 3], out=tmp_path / "o", jobs=2, progress=False)
+    bad = {(r.labels["scheme.name"], r.seed): r.error for r in res.failed}
+    assert set(bad) == {("bogus", 1), ("bogus", 2), ("bogus", 3), ("ecmp", 2)}
+    assert "bogus" in bad[("bogus", 1)]
+    assert "died" in bad[("ecmp", 2)]
+    ok = [r for r in res.points if r.ok]
+    assert {(r.labels["scheme.name"], r.seed) for r in ok} == {("ecmp", 1), ("ecmp", 3)}
+    t = pd.read_csv(tmp_path / "o" / "table.csv")
+    assert len(t) == 6 and t["ok"].sum() == 2
+    assert (tmp_path / "o" / "errors.csv").is_file()
+
+
+@needs_core
+def test_sweep_killed_half_way_resumes_without_loss_or_recomputation(tiny_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    log = tmp_path / "computed.log"
+    env = dict(os.environ, FABRICLB_LAB_COMPUTE_LOG=str(log), FABRICLB_LAB_TEST_DELAY="0.7")
+    cmd = [sys.executable, "-c",
+           "import sys; from fabriclb.lab.sweep import sweep; "
+           f"sweep({str(tiny_file)!r}, {{'scheme.name': ['ecmp', 'spray']}}, seeds=4, out={str(out)!r}, jobs=1, progress=False)"]
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    cache = Cache(out / ".cache")
+    deadline = time.time() + 120
+    while time.time() < deadline and len(cache.keys()) < 3:
+        time.sleep(0.05)
+        assert proc.poll() is None, "the sweep finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = set(cache.keys())
+    assert 3 <= len(done_before) < 8
+    assert not (out / "table.csv").exists()
+    log.write_text("")
+    env.pop("FABRICLB_LAB_TEST_DELAY")
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    recomputed = set(log.read_text().split())
+    assert not (recomputed & done_before), "a finished point was computed again"
+    assert len(set(cache.keys())) == 8
+    assert len(recomputed) == 8 - len(done_before)
+    t = pd.read_csv(out / "table.csv")
+    assert len(t) == 8 and t["ok"].all()
+    # Identical to an uninterrupted sweep.
+    ref = lab_sweep.sweep(tiny_file, {"scheme.name": ["ecmp", "spray"]}, seeds=4, out=tmp_path / "ref", jobs=1, progress=False)
+    pd.testing.assert_frame_equal(t, pd.read_csv(tmp_path / "ref" / "table.csv"))
+
+
+@needs_core
+def test_ray_and_process_pool_give_identical_tables(tiny_file: Path, tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    grid = {"scheme.name": ["ecmp", "spray"]}
+    pool = lab_sweep.sweep(tiny_file, grid, seeds=2, out=tmp_path / "pool", jobs=2, progress=False, tables=("flows",))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        viaray = lab_sweep.sweep(tiny_file, grid, seeds=2, out=tmp_path / "ray", ray="auto", progress=False, tables=("flows",))
+    finally:
+        ray.shutdown()
+    assert viaray.ok and viaray.computed == 4
+    pd.testing.assert_frame_equal(_comparable(pool.table), _comparable(viaray.table))
+    for a, b in zip(pool.points, viaray.points):
+        pd.testing.assert_frame_equal(a.table("flows"), b.table("flows"))
+    assert (tmp_path / "pool" / "table.csv").read_bytes() == (tmp_path / "ray" / "table.csv").read_bytes()
+
+
+@needs_core
+def test_sweep_cli(tiny_file: Path, tmp_path: Path) -> None:
+    from fabriclb.lab import cli as lab_cli
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    lab_cli.register(sub)
+    args = parser.parse_args(["sweep", str(tiny_file), "--grid", "scheme.name=ecmp,spray", "--seeds", "2", "--out", str(tmp_path / "s"), "-j", "1", "-q"])
+    assert args._handler(args) == 0
+    t = pd.read_csv(tmp_path / "s" / "table.csv")
+    assert list(t["scheme.name"]) == ["ecmp", "ecmp", "spray", "spray"] and list(t["seed"]) == [1, 2, 1, 2]
+    args = parser.parse_args(["sweep", str(tiny_file), "--grid", "scheme.name=ecmp,nope", "--out", str(tmp_path / "s2"), "-j", "1", "-q"])
+    assert args._handler(args) == 3
+
+
+# ----------------------------------------------------------------------------- experiments
+
+
+def _ready() -> List[str]:
+    if not _core_available():
+        return []
+    return [n for n, st in lab_exp.experiment_statuses() if st == "ready"]
+
+
+@needs_core
+def test_statuses_are_ready_or_waiting() -> None:
+    st = dict(lab_exp.experiment_statuses())
+    assert len(st) == 18
+    for n, s in st.items():
+        assert s == "ready" or s.startswith("waiting: "), (n, s)
+
+
+@needs_core
+@pytest.mark.parametrize("name", sorted(lab_exp.EXPERIMENTS))
+def test_experiment_smoke(name: str, tmp_path: Path) -> None:
+    """Every ready experiment, on its tiny grid, from scenario to table, plot and report."""
+    if name not in _ready():
+        pytest.skip(f"{name} is {lab_exp.experiment_status(name)}")
+    rec = lab_exp.reproduce(name, tmp_path, mode="smoke", jobs=1, progress=False)
+    d = tmp_path / name
+    for f in ("table.csv", "plot.png", "report.md", "result.json"):
+        assert (d / f).is_file() and (d / f).stat().st_size > 0, f
+    assert not rec["failed"], rec["failed"]
+    t = pd.read_csv(d / "table.csv")
+    assert len(t) > 0
+    assert rec["status"] in ("match", "differs", "n/a") or rec["status"].startswith("match")
+    if name == "conga-fig2":
+        assert {"scheme", "throughput_gbps"} <= set(t.columns)
+    report = (d / "report.md").read_text()
+    assert "Paper's claim" in report and "Status" in report
