@@ -19,7 +19,7 @@ export CARGO_BUILD_JOBS ?= 2
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null) Cargo.toml $(wildcard Cargo.lock)
 STAMP := $(VENV)/.fabriclb-installed
 
-.PHONY: install demo test test-rust test-python bench docs clean
+.PHONY: install demo test test-rust test-python bench docs clean reproduce-quick
 
 install: $(STAMP)
 
@@ -36,6 +36,13 @@ $(STAMP): $(VENV)/.tools-installed pyproject.toml $(RUST_SOURCES)
 
 demo: install
 	$(BIN)/fabriclb run scenarios/quickstart.toml --out out/quickstart
+	$(BIN)/fabriclb reproduce conga-fig2 conga-fig11 --quick --skip-waiting --out out/demo
+
+# The quick form of every ready experiment (about two minutes each on 2 cores), then the
+# reproduction table docs/REPRODUCTION.md. Not part of `make test`.
+reproduce-quick: install
+	$(BIN)/fabriclb reproduce all --quick --skip-waiting --out out/reproduce
+	$(BIN)/python tools/gen_reproduction.py out/reproduce
 
 test: install test-rust test-python
 

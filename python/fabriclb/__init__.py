@@ -49,6 +49,8 @@ __all__ = [
     "workloads",
     "scenarios_dir",
     "core_version",
+    "sweep",
+    "reproduce",
     "__version__",
 ]
 
@@ -63,4 +65,8 @@ def __getattr__(name: str) -> Any:
         from .result import Result
 
         return Result
+    if name in ("sweep", "reproduce"):
+        from . import lab
+
+        return getattr(lab, name)
     raise AttributeError(f"module 'fabriclb' has no attribute {name!r}")

@@ -62,7 +62,7 @@ COMMANDS: Dict[str, Command] = {}
 
 #: Modules imported before the command line is parsed; each registers more commands with
 #: :func:`register`. LAB HOOK: the lab adds its module here (e.g. "fabriclb.lab.commands").
-EXTENSION_MODULES: List[str] = []
+EXTENSION_MODULES: List[str] = ["fabriclb.lab.cli"]
 
 
 def register(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None]) -> Callable[[Handler], Handler]:

@@ -80,7 +80,7 @@ pub(crate) struct FlowRec {
     pub new_conn: bool,
     /// Stream offset of the flow's first byte on its connection.
     pub start_off: u64,
-    base: [u64; 4],
+    pub base: [u64; 4],
     pub counts: [u64; 4],
 }
 

@@ -224,7 +224,7 @@ def experiment_names() -> List[str]:
 #: arrivals so that started flows can finish; flows still open are counted as unfinished.
 RUN_LENGTH = {
     "full": {"duration": "1s", "warmup": "100ms", "drain": "1s"},
-    "quick": {"duration": "60ms", "warmup": "10ms", "drain": "60ms"},
+    "quick": {"duration": "200ms", "warmup": "20ms", "drain": "200ms"},
     "smoke": {"duration": "4ms", "warmup": "0ps", "drain": "4ms"},
 }
 #: Shorter rules for the large fabrics (Fig. 15, 16; Expeditus Fig. 2).

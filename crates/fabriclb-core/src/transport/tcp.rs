@@ -82,6 +82,10 @@ pub struct Conn {
     /// SACKed ranges above snd_una, sorted, disjoint.
     sacked: Vec<(u64, u64)>,
     ecn_cwr_until: u64,
+    /// snd_max when snd_una's segment was last retransmitted: SACKs for data above it show
+    /// that the retransmission itself was lost (RFC 6675 leaves this to the RTO; Linux
+    /// detects it, and so do we).
+    rtx_mark: u64,
     /// Last time data was sent, for the application-rate wakeup.
     pub app_wake: Time,
     // ---- receiver ----
@@ -145,6 +149,7 @@ impl Conn {
             high_rxt: 0,
             sacked: Vec::new(),
             ecn_cwr_until: 0,
+            rtx_mark: 0,
             app_wake: NEVER,
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -266,6 +271,23 @@ impl Conn {
         self.snd_una
     }
 
+    /// In SACK recovery: data sent after the last retransmission of the first hole has been
+    /// SACKed (DupThresh segments' worth), yet the hole is still open: that retransmission was
+    /// lost too. Re-arm it (once per such episode).
+    fn lost_retransmission(&mut self, p: &TcpParams) -> bool {
+        let Some(&(_, top)) = self.sacked.last() else {
+            return false;
+        };
+        if self.rtx_mark > self.snd_una
+            && top > self.rtx_mark + DUPTHRESH as u64 * p.mss as u64
+            && self.high_rxt > self.snd_una
+        {
+            self.rtx_mark = self.snd_max;
+            return true;
+        }
+        false
+    }
+
     /// Next hole to retransmit in SACK recovery, as (seq, len).
     fn next_hole(&self, mss: u64) -> Option<(u64, u64)> {
         let frontier = self.loss_frontier();
@@ -305,24 +327,32 @@ impl Conn {
 
     /// Send whatever the windows allow.
     pub fn try_send(&mut self, now: Time, p: &TcpParams, out: &mut Vec<Packet>) {
+        // Any wakeup computed by an earlier call is void: a stale deadline at `now` would
+        // re-arm itself at the same instant forever.
+        self.app_wake = NEVER;
         if self.state != State::Established {
             return;
         }
         let mss = p.mss as u64;
         let cwnd = self.w.cwnd.min(p.rwnd_bytes as f64).max(mss as f64) as u64;
         // Retransmissions first (SACK recovery).
+        let mut window_full = false;
         if self.in_recovery && p.sack {
             while let Some((seq, len)) = self.next_hole(mss) {
                 if self.pipe() + len > cwnd {
-                    return;
+                    window_full = true;
+                    break;
                 }
                 self.send_data(now, p, seq, len, out);
                 self.high_rxt = seq + len;
+                if seq == self.snd_una {
+                    self.rtx_mark = self.snd_max;
+                }
             }
         }
         let avail = self.available(now);
         let mut burst_checked = false;
-        loop {
+        while !window_full {
             // Skip data the receiver already SACKed (after go-back-N).
             if let Some(r) = self
                 .sacked
@@ -335,11 +365,17 @@ impl Conn {
                 break;
             }
             let mut len = (avail - self.snd_nxt).min(mss);
+            if len < mss && avail < self.app_end {
+                // The application will write more: send full segments only (no silly
+                // windows from a rate-limited writer); the wakeup below comes back for it.
+                break;
+            }
             if let Some(r) = self.sacked.iter().find(|r| r.0 > self.snd_nxt) {
                 len = len.min(r.0 - self.snd_nxt);
             }
             let in_flight = self.pipe();
-            if in_flight + len > cwnd {
+            // Congestion window on the pipe, receive window on the sequence space.
+            if in_flight + len > cwnd || self.snd_nxt + len - self.snd_una > p.rwnd_bytes {
                 break;
             }
             if p.tso_bytes > 0 && !burst_checked && in_flight > 0 {
@@ -355,12 +391,12 @@ impl Conn {
             self.snd_nxt += len;
             self.send_data(now, p, seq, len, out);
         }
-        // Application-rate limited with room in the window: wake up when more data exists.
-        self.app_wake = NEVER;
-        if let Some((bps, _, _)) = self.app_rate {
-            if self.snd_nxt >= avail && avail < self.app_end {
-                let dt = (mss as f64 / bps * 1e12).ceil() as Time;
-                self.app_wake = now + dt.max(1);
+        // Application-rate limited: wake up when the next full segment exists.
+        if let Some((bps, t0, base)) = self.app_rate {
+            if avail < self.app_end && self.snd_nxt + mss > avail {
+                let need = (self.snd_nxt + mss).min(self.app_end) - base;
+                let at = t0 + (need as f64 / bps * 1e12).ceil() as Time;
+                self.app_wake = at.max(now + 1);
             }
         }
     }
@@ -423,6 +459,13 @@ impl Conn {
             self.update_rtt(now, pk.ts, p);
             self.dupacks = 0;
             self.cc.on_ack_ecn(acked, ece, self.snd_una, self.snd_max);
+            if self.in_recovery
+                && p.sack
+                && self.snd_una < self.recover
+                && self.lost_retransmission(p)
+            {
+                self.high_rxt = self.snd_una;
+            }
             if self.in_recovery {
                 if self.snd_una >= self.recover {
                     self.in_recovery = false;
@@ -468,9 +511,12 @@ impl Conn {
                     self.send_data(now, p, self.snd_una, len, out);
                     self.high_rxt = self.snd_una + len;
                 }
+                self.rtx_mark = self.snd_max;
             } else if self.in_recovery && !p.sack {
                 // NewReno: inflate by one segment per duplicate ACK.
                 self.w.cwnd += self.w.mss;
+            } else if self.in_recovery && self.lost_retransmission(p) {
+                self.high_rxt = self.snd_una;
             }
         }
         if ece && p.ecn && self.snd_una > self.ecn_cwr_until && !self.in_recovery {
@@ -670,12 +716,17 @@ mod tests {
 
     /// Drive a sender and receiver directly, dropping chosen data segments once.
     fn transfer(p: &TcpParams, bytes: u64, drop_seqs: &[u64]) -> (Conn, u64) {
+        transfer_n(p, bytes, drop_seqs, 1)
+    }
+
+    /// As `transfer`, dropping the first `times` transmissions of each listed segment.
+    fn transfer_n(p: &TcpParams, bytes: u64, drop_seqs: &[u64], times: usize) -> (Conn, u64) {
         let mut c = Conn::new(p, 0, 1, 1, 2, true);
         c.write(0, bytes);
         let mut out = vec![];
         let mut now = 1_000_000;
         c.try_send(now, p, &mut out);
-        let mut dropped = std::collections::HashSet::new();
+        let mut dropped: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
         let mut ev = Events::default();
         let mut rounds = 0;
         while !c.msgs.is_empty() && rounds < 10_000 {
@@ -684,8 +735,12 @@ mod tests {
             let sent: Vec<Packet> = std::mem::take(&mut out);
             let mut acks = vec![];
             for pk in sent {
-                if drop_seqs.contains(&pk.seq) && dropped.insert(pk.seq) {
-                    continue;
+                if drop_seqs.contains(&pk.seq) {
+                    let n = dropped.entry(pk.seq).or_insert(0);
+                    if *n < times {
+                        *n += 1;
+                        continue;
+                    }
                 }
                 c.on_data(now, &pk, p, &mut acks, &mut ev);
             }
@@ -713,6 +768,41 @@ mod tests {
             c.stats.retx_segments, 3,
             "exactly the lost segments are resent"
         );
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_detected_without_a_timeout() {
+        let p = params(true, "newreno");
+        let mss = p.mss as u64;
+        let (c, _) = transfer_n(&p, 400 * mss, &[20 * mss], 2);
+        assert!(c.msgs.is_empty(), "transfer finished");
+        assert_eq!(
+            c.stats.timeouts, 0,
+            "the second loss of the segment is repaired by SACK"
+        );
+        assert_eq!(c.stats.retx_segments, 2);
+    }
+
+    #[test]
+    fn rate_limited_sender_sends_full_segments_and_wakes_up() {
+        let p = params(true, "newreno");
+        let mut c = Conn::new(&p, 0, 1, 1, 2, true);
+        c.app_rate = Some((1e9 / 8.0, 0, 0)); // 1 Gbps
+        c.write(0, 1_000_000);
+        let mut out = vec![];
+        // After 10 us only 1250 bytes exist: less than one MSS, nothing is sent yet.
+        c.try_send(10_000_000, &p, &mut out);
+        assert!(out.is_empty());
+        let wake = c.app_wake;
+        assert_eq!(
+            wake,
+            (p.mss as f64 * 8.0 / 1e9 * 1e12).ceil() as u64,
+            "wakes when a full MSS exists"
+        );
+        c.try_send(wake, &p, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].payload, p.mss);
+        assert!(c.app_wake > wake, "the next wakeup is in the future");
     }
 
     #[test]
