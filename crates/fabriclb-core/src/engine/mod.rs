@@ -68,6 +68,12 @@ impl<E: Copy> EventQueue<E> {
         self.now = t;
         Some((t, e))
     }
+    /// The next event, when it is known without reorganising the heap (a hint for prefetching
+    /// its data; never needed for correctness).
+    #[inline]
+    pub fn peek_ready(&self) -> Option<&E> {
+        self.heap.peek_ready()
+    }
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Time> {
         self.heap.peek_time()

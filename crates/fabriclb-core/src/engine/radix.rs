@@ -81,6 +81,11 @@ impl<E: Copy> RadixQueue<E> {
         self.len -= 1;
         self.b0.pop_front()
     }
+    /// The next entry if it is already in bucket 0 (no reorganisation), for prefetching.
+    #[inline]
+    pub fn peek_ready(&self) -> Option<&E> {
+        self.b0.front().map(|x| &x.2)
+    }
     pub fn peek_time(&mut self) -> Option<u64> {
         if self.len == 0 {
             return None;

@@ -153,6 +153,11 @@ impl Arena {
     pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
         &mut self.slots[id as usize]
     }
+    /// Address of a slot, for a prefetch hint (the slot need not be live).
+    #[inline]
+    pub fn slot_ptr(&self, id: PktId) -> *const Packet {
+        self.slots.as_ptr().wrapping_add(id as usize)
+    }
     /// Packets currently allocated (in flight somewhere).
     pub fn live(&self) -> usize {
         self.slots.len() - self.free.len()
