@@ -171,6 +171,8 @@ pub struct Sim {
     out: Vec<Packet>,
     tcp_ev: Events,
     pub(crate) end_arrivals: Time,
+    /// The end-of-arrivals mark has run.
+    arrivals_done: bool,
     end_time: Time,
     violation: Option<String>,
     check: bool,
@@ -426,6 +428,7 @@ impl Sim {
             out: Vec::with_capacity(64),
             tcp_ev: Events::default(),
             end_arrivals: sc.duration.0,
+            arrivals_done: false,
             end_time: sc.duration.0 + sc.drain.0,
             violation: None,
             check,
@@ -511,21 +514,14 @@ impl Sim {
                 }
                 self.check_conservation()?;
             }
-            if t >= self.end_arrivals
-                && self.open_flows == 0
-                && self.next_spec >= self.specs.len()
-                && self.c.app_bytes_at_end > 0
-            {
+            // Everything finished after the arrivals ended: nothing left to measure.
+            if self.arrivals_done && self.open_flows == 0 && self.next_spec >= self.specs.len() {
                 break;
             }
         }
-        let now = self
-            .q
-            .now()
-            .min(self.end_time)
-            .max(self.end_arrivals.min(self.q.now()));
+        let now = self.q.now().min(self.end_time);
         self.sim_end = now;
-        if self.c.app_bytes_at_end == 0 {
+        if !self.arrivals_done {
             self.c.app_bytes_at_end = self.c.app_bytes;
         }
         for p in self.ports.iter_mut() {
@@ -637,7 +633,8 @@ impl Sim {
                 if which == 0 {
                     self.c.app_bytes_at_warmup = self.c.app_bytes;
                 } else {
-                    self.c.app_bytes_at_end = self.c.app_bytes.max(1);
+                    self.c.app_bytes_at_end = self.c.app_bytes;
+                    self.arrivals_done = true;
                 }
             }
         }

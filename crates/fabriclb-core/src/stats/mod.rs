@@ -117,7 +117,6 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         rwnd_segments: (sim.tcp.rwnd_bytes / sim.tcp.mss as u64).max(1),
     };
     let mut paths: HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)> = HashMap::new();
-    let n = sim.flows.len();
     let mut t = Table::default();
     let (mut id, mut src, mut dst, mut size, mut start, mut end, mut fct, mut ideal, mut slow) = (
         vec![],
@@ -399,7 +398,6 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "connections": sim.conns.len(),
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
     });
-    let _ = n;
     RunResult {
         summary,
         flows,
