@@ -158,8 +158,18 @@ def test_throughput_and_imbalance_reducers() -> None:
     win = pd.DataFrame(rows)
     # windows 1 and 2: (5+5) and (6+5)
     assert lab_reduce.throughput_into(win, sc) == pytest.approx(10.5)
-    red = lab_exp._throughput_reduce(["scheme"])([FakePoint({"scheme": "ecmp"}, 1, {"windows": win}, sc)], None)  # type: ignore[arg-type]
+    # The throughput reducer reports application throughput (the summary's goodput), not wire
+    # bytes: the papers' demand-based numbers count payload.
+    pts2 = []
+    for seed, g in ((1, 42.0), (2, 44.0)):
+        fp = FakePoint({"scheme": "ecmp"}, seed, {"windows": win}, sc)
+        fp.summary = {"goodput_gbps": g}
+        pts2.append(fp)
+    red = lab_exp._throughput_reduce(["scheme"])(pts2, None)  # type: ignore[arg-type]
     assert list(red.table.columns[:2]) == ["scheme", "throughput_gbps"]
+    row = red.table.iloc[0]
+    assert row["throughput_gbps"] == pytest.approx(43.0)
+    assert (row["throughput_gbps_min"], row["throughput_gbps_max"], row["seeds"]) == (42.0, 44.0, 2)
     pts = [FakePoint({"workload": "enterprise", "scheme": s, "load": 0.6}, 1, {"windows": win}, sc) for s in ("ecmp", "conga")]
     r12 = lab_exp._fig12_reduce(pts, None)  # type: ignore[arg-type]
     assert r12.table["windows"].tolist() == [2, 2]
