@@ -60,12 +60,12 @@ pub fn run(sc: &Scenario, opts: RunOptions) -> Result<RunResult, Error> {
 }
 
 /// Names of the load-balancing schemes, as written in scenarios.
-pub fn scheme_names() -> Vec<&'static str> {
+pub fn scheme_names() -> Vec<String> {
     crate::lb::SchemeConfig::names()
 }
 
 /// Names of the workload patterns, as written in scenarios.
-pub fn workload_patterns() -> Vec<&'static str> {
+pub fn workload_patterns() -> Vec<String> {
     crate::workload::WorkloadConfig::patterns()
 }
 

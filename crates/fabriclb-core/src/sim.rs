@@ -1061,9 +1061,4 @@ impl Sim {
             t.dctcp_alpha.push(c.cc.alpha());
         }
     }
-
-    /// Packets currently in flight (for tests).
-    pub fn in_flight(&self) -> usize {
-        self.arena.live()
-    }
 }

@@ -91,7 +91,7 @@ fn dctcp_flows_share_the_bottleneck_fairly_with_queue_near_k() {
     // RTT ~100 us, K = 65 packets (the paper's setting for 10 Gbps). §3.3: with K above
     // C·RTT/7 (~18 kB here) the link stays fully used and the queue oscillates around K.
     // Receivers use delayed ACKs as Linux does (and the DCTCP paper's testbed). With an ACK for
-    // every segment the shares still average out but swing by ±30% over 50 ms (docs/CORE.md).
+    // every segment the shares still average out but swing by -27%..+35% over 50 ms (docs/CORE.md).
     let toml = r#"
 duration = "150ms"
 warmup = "30ms"

@@ -298,13 +298,13 @@ fn bench_names() -> Vec<&'static str> {
 
 /// Names of the load-balancing schemes, as written in scenarios.
 #[pyfunction]
-fn scheme_names() -> Vec<&'static str> {
+fn scheme_names() -> Vec<String> {
     api::scheme_names()
 }
 
 /// Names of the workload patterns, as written in scenarios.
 #[pyfunction]
-fn workload_patterns() -> Vec<&'static str> {
+fn workload_patterns() -> Vec<String> {
     api::workload_patterns()
 }
 

@@ -113,28 +113,21 @@ impl SchemeConfig {
         v["name"].as_str().unwrap_or("?").to_string()
     }
     /// All scheme names, read from this enum's schema.
-    pub fn names() -> Vec<&'static str> {
+    pub fn names() -> Vec<String> {
         tag_names::<SchemeConfig>("name")
     }
 }
 
 /// The values of the tag field `tag` of an internally tagged enum, from its JSON Schema.
-pub fn tag_names<T: JsonSchema>(tag: &str) -> Vec<&'static str> {
+pub fn tag_names<T: JsonSchema>(tag: &str) -> Vec<String> {
     let schema = serde_json::to_value(schemars::schema_for!(T)).expect("schema");
-    let mut out = vec![];
-    if let Some(variants) = schema["oneOf"].as_array() {
-        for v in variants {
-            let tags = &v["properties"][tag]["enum"];
-            if let Some(arr) = tags.as_array() {
-                for t in arr {
-                    if let Some(s) = t.as_str() {
-                        out.push(&*Box::leak(s.to_string().into_boxed_str()));
-                    }
-                }
-            }
-        }
-    }
-    out
+    let variants = schema["oneOf"].as_array().cloned().unwrap_or_default();
+    variants
+        .iter()
+        .filter_map(|v| v["properties"][tag]["enum"].as_array())
+        .flatten()
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect()
 }
 
 /// Per-switch ECMP salt: a stable function of the switch id (0 when salting is off).
@@ -160,7 +153,10 @@ mod tests {
     #[test]
     fn names_come_from_the_enum() {
         let n = SchemeConfig::names();
-        assert!(n.contains(&"ecmp") && n.contains(&"spray"), "{n:?}");
+        assert!(
+            n.iter().any(|x| x == "ecmp") && n.iter().any(|x| x == "spray"),
+            "{n:?}"
+        );
         assert_eq!(SchemeConfig::default().name(), "ecmp");
     }
     #[test]

@@ -168,11 +168,6 @@ impl Port {
     pub fn recover(&mut self) {
         self.up = true;
     }
-
-    /// Packets accepted and not fully sent.
-    pub fn queued_packets(&self) -> usize {
-        self.ring.len()
-    }
 }
 
 #[cfg(test)]

@@ -173,11 +173,6 @@ impl Conn {
         self.snd_max - self.snd_una
     }
 
-    /// True when the sender has nothing left to do for the data written so far.
-    pub fn idle(&self) -> bool {
-        self.snd_una >= self.app_end
-    }
-
     fn base_packet(&self, now: Time) -> Packet {
         Packet {
             src: self.src,

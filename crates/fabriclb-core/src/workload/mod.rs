@@ -134,7 +134,7 @@ impl WorkloadConfig {
         each!(self, c => c.generate(path, ctx, rng, out))
     }
     /// Pattern names, read from the schema of this enum (the enum is the only list).
-    pub fn patterns() -> Vec<&'static str> {
+    pub fn patterns() -> Vec<String> {
         crate::lb::tag_names::<WorkloadConfig>("pattern")
     }
 }
