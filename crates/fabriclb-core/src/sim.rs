@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::lb::{Balancer, BuildCtx, LbView, OverlayMode};
 use crate::net::dre::DreParams;
 use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR};
-use crate::net::port::{Enqueue, Port, QueueHist};
+use crate::net::port::{Enqueue, Port};
 use crate::net::routing::Routes;
 use crate::net::topology::{Graph, Role};
 use crate::rng::{stream, Rng};
@@ -47,7 +47,7 @@ fn prefetch(p: *const u8) {
     let _ = p;
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ev {
     Arrive { pkt: PktId, link: u32 },
     Flow,
@@ -59,6 +59,55 @@ pub(crate) enum Ev {
     Window,
     Trace,
     Mark { which: u8 },
+}
+
+/// An event packed into 8 bytes, so that a pending entry is 16 bytes (the event set is
+/// memory-bound at scale). High half: the link of an `Arrive`, or `KIND0 + kind` for the other
+/// events; low half: the packet, connection or index. Link ids stay below `KIND0` (checked when
+/// the world is built).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PackedEv(u64);
+
+const KIND0: u32 = u32::MAX - 15;
+
+impl From<Ev> for PackedEv {
+    #[inline]
+    fn from(ev: Ev) -> PackedEv {
+        let (hi, lo) = match ev {
+            Ev::Arrive { pkt, link } => (link, pkt),
+            Ev::Flow => (KIND0, 0),
+            Ev::Rto { conn } => (KIND0 + 1, conn),
+            Ev::DelAck { conn } => (KIND0 + 2, conn),
+            Ev::AppWake { conn } => (KIND0 + 3, conn),
+            Ev::Link { idx } => (KIND0 + 4, idx),
+            Ev::Reroute => (KIND0 + 5, 0),
+            Ev::Window => (KIND0 + 6, 0),
+            Ev::Trace => (KIND0 + 7, 0),
+            Ev::Mark { which } => (KIND0 + 8, which as u32),
+        };
+        PackedEv((hi as u64) << 32 | lo as u64)
+    }
+}
+
+impl From<PackedEv> for Ev {
+    #[inline]
+    fn from(p: PackedEv) -> Ev {
+        let (hi, lo) = ((p.0 >> 32) as u32, p.0 as u32);
+        if hi < KIND0 {
+            return Ev::Arrive { pkt: lo, link: hi };
+        }
+        match hi - KIND0 {
+            0 => Ev::Flow,
+            1 => Ev::Rto { conn: lo },
+            2 => Ev::DelAck { conn: lo },
+            3 => Ev::AppWake { conn: lo },
+            4 => Ev::Link { idx: lo },
+            5 => Ev::Reroute,
+            6 => Ev::Window,
+            7 => Ev::Trace,
+            _ => Ev::Mark { which: lo as u8 },
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -137,7 +186,7 @@ pub(crate) struct TraceRows {
 
 pub struct Sim {
     pub(crate) sc: Scenario,
-    q: EventQueue<Ev>,
+    q: EventQueue<PackedEv>,
     pub(crate) g: Graph,
     pub(crate) routes: Routes,
     pub(crate) ports: Vec<Port>,
@@ -216,10 +265,7 @@ impl Sim {
             };
             for l in links {
                 let bins = (ports[l as usize].cap_bytes.min(1 << 30) / frame_mtu + 2) as usize;
-                ports[l as usize].hist = Some(Box::new(QueueHist {
-                    bin_bytes: frame_mtu,
-                    time_ps: vec![0; bins],
-                }));
+                ports[l as usize].record_histogram(frame_mtu, bins);
             }
         }
         let mut pcap_links = vec![false; g.links.len()];
@@ -392,6 +438,12 @@ impl Sim {
             .map(|&l| g.links[l as usize].reverse)
             .collect();
         let n_links = g.links.len();
+        if n_links >= KIND0 as usize {
+            return Err(Error::config(
+                "topology",
+                format!("{n_links} links: at most {} are supported", KIND0 - 1),
+            ));
+        }
         let mut sim = Sim {
             q: EventQueue::new(),
             routes: Routes::default(),
@@ -450,22 +502,22 @@ impl Sim {
         sim.routes = Routes::compute(&sim.g, &sim.link_up);
         for i in first..sim.changes.len() {
             let t = sim.changes[i].t;
-            sim.q.push(t, Ev::Link { idx: i as u32 });
+            sim.schedule(t, Ev::Link { idx: i as u32 });
         }
         if let Some(s) = sim.specs.first() {
             let t = s.start_ps;
-            sim.q.push(t, Ev::Flow);
+            sim.schedule(t, Ev::Flow);
         }
         let w = sim.sc.measure.window.0;
-        sim.q.push(w, Ev::Window);
+        sim.schedule(w, Ev::Window);
         if !sim.sc.measure.trace_flows.is_empty() {
             let t = sim.sc.measure.trace_interval.0;
-            sim.q.push(t, Ev::Trace);
+            sim.schedule(t, Ev::Trace);
         }
         let warm = sim.sc.warmup.0;
-        sim.q.push(warm, Ev::Mark { which: 0 });
+        sim.schedule(warm, Ev::Mark { which: 0 });
         let end = sim.end_arrivals;
-        sim.q.push(end, Ev::Mark { which: 1 });
+        sim.schedule(end, Ev::Mark { which: 1 });
         Ok(sim)
     }
 
@@ -477,7 +529,7 @@ impl Sim {
 
     #[inline]
     fn schedule(&mut self, t: Time, ev: Ev) {
-        if !self.q.push(t, ev) {
+        if !self.q.push(t, ev.into()) {
             let now = self.q.now();
             self.violate(format!(
                 "event {ev:?} scheduled at {t} ps, before the current time {now} ps"
@@ -496,7 +548,8 @@ impl Sim {
             }
             self.c.events += 1;
             self.prefetch_next();
-            self.dispatch(t, ev);
+            self.dispatch(t, ev.into());
+            self.prefetch_next_out();
             if self.c.events >= next_check {
                 next_check = self.c.events + (1 << 16);
                 if let Some(v) = self.violation.take() {
@@ -525,7 +578,7 @@ impl Sim {
             self.c.app_bytes_at_end = self.c.app_bytes;
         }
         for p in self.ports.iter_mut() {
-            p.advance(now);
+            p.settle(now);
         }
         if let Some(v) = self.violation.take() {
             return Err(Error::Invariant(v));
@@ -547,11 +600,54 @@ impl Sim {
     /// packet-hop loop is bound by cache misses on exactly these two records.
     #[inline]
     fn prefetch_next(&self) {
-        if let Some(&Ev::Arrive { pkt, link }) = self.q.peek_ready() {
-            prefetch(self.arena.slot_ptr(pkt) as *const u8);
+        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) {
+            // Both lines of the packet (a host reads the transport line), and the three lines
+            // of the port that `arrive` touches (see the layout of `Port`).
+            let p = self.arena.slot_ptr(pkt) as *const u8;
+            prefetch(p);
+            prefetch(p.wrapping_add(64));
             if let Some(port) = self.ports.get(link as usize) {
-                prefetch(port as *const Port as *const u8);
+                let p = port as *const Port as *const u8;
+                prefetch(p);
+                prefetch(p.wrapping_add(64));
+                prefetch(p.wrapping_add(128));
             }
+        }
+    }
+
+    /// Once the next event's packet has arrived in cache (it was prefetched when this event
+    /// started), predict the output port it will take and start loading that port too.
+    #[inline]
+    fn prefetch_next_out(&self) {
+        let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
+            return;
+        };
+        let sw = self.g.links[link as usize].to;
+        if self.g.is_host(sw) {
+            return;
+        }
+        let p = self.arena.get(pkt);
+        let dst_tor = self.g.host_tor[p.dst as usize];
+        let out = if dst_tor == sw {
+            self.host_downlink[p.dst as usize]
+        } else {
+            let cands = self
+                .routes
+                .group(sw, self.routes.tor_index[dst_tor as usize]);
+            match cands.len() {
+                0 => return,
+                1 => cands[0],
+                _ => match self.lb.predict(sw, p, cands) {
+                    Some(l) => l,
+                    None => return,
+                },
+            }
+        };
+        if let Some(port) = self.ports.get(out as usize) {
+            let p = port as *const Port as *const u8;
+            prefetch(p);
+            prefetch(p.wrapping_add(64));
+            prefetch(p.wrapping_add(128));
         }
     }
 
@@ -1060,5 +1156,35 @@ impl Sim {
                 .push((c.rcv_nxt - last) as f64 * 8.0 / dt_s / 1e9);
             t.dctcp_alpha.push(c.cc.alpha());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_pack_into_eight_bytes_and_back() {
+        let max = KIND0 - 1;
+        let cases = [
+            Ev::Arrive { pkt: 0, link: 0 },
+            Ev::Arrive {
+                pkt: u32::MAX,
+                link: max,
+            },
+            Ev::Flow,
+            Ev::Rto { conn: 7 },
+            Ev::DelAck { conn: u32::MAX },
+            Ev::AppWake { conn: 3 },
+            Ev::Link { idx: 9 },
+            Ev::Reroute,
+            Ev::Window,
+            Ev::Trace,
+            Ev::Mark { which: 1 },
+        ];
+        for ev in cases {
+            assert_eq!(Ev::from(PackedEv::from(ev)), ev);
+        }
+        assert_eq!(std::mem::size_of::<PackedEv>(), 8);
     }
 }

@@ -4,8 +4,8 @@
 //! - Time is an integer number of picoseconds ([`Time`]).
 //! - Events run in non-decreasing time order. Events scheduled for the *same* picosecond run
 //!   in the order they were scheduled (insertion order, FIFO), whatever the component that
-//!   scheduled them. This is enforced by a per-queue 64-bit sequence number, not left to the
-//!   heap's internals, so results never depend on the data structure.
+//!   scheduled them. The radix heap keeps every bucket in insertion order (see `radix`), and
+//!   the unit tests below check the order against a (time, sequence number) sort.
 //! - Scheduling an event in the past (before the time of the event being run) is an invariant
 //!   violation; [`EventQueue::push`] refuses it in debug builds and the simulation checks it on
 //!   every run when invariant checks are on.
@@ -13,7 +13,7 @@
 //!   never see each other.
 //!
 //! # Why a radix heap, and one event per packet-hop
-//! The pending set is a monotone radix heap over (time, seq). Measured on the 2-core dev
+//! The pending set is a monotone radix heap keyed by time. Measured on the 2-core dev
 //! machine (`../shared/probe`): `std::BinaryHeap` does about 8 M hold operations/s at 100 k
 //! pending events, a radix heap 27–60 M/s. A radix heap fits because the simulator never
 //! schedules into the past, which is exactly the monotone-priority condition it needs.
@@ -32,7 +32,6 @@ pub use crate::units::Time;
 /// The pending-event set with the ordering contract above.
 pub struct EventQueue<E: Copy> {
     heap: RadixQueue<E>,
-    seq: u64,
     now: Time,
 }
 
@@ -40,7 +39,6 @@ impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: RadixQueue::new(),
-            seq: 0,
             now: 0,
         }
     }
@@ -56,20 +54,19 @@ impl<E: Copy> EventQueue<E> {
             debug_assert!(false, "event scheduled in the past: {t} < {}", self.now);
             return false;
         }
-        self.seq += 1;
-        self.heap.push(t, self.seq, ev);
+        self.heap.push(t, ev);
         true
     }
     /// Remove and return the earliest event, advancing `now` to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        let (t, _, e) = self.heap.pop()?;
+        let (t, e) = self.heap.pop()?;
         debug_assert!(t >= self.now);
         self.now = t;
         Some((t, e))
     }
-    /// The next event, when it is known without reorganising the heap (a hint for prefetching
-    /// its data; never needed for correctness).
+    /// The next event as things stand (an event pushed before the next pop may come first): a
+    /// hint for prefetching its data, never needed for correctness.
     #[inline]
     pub fn peek_ready(&self) -> Option<&E> {
         self.heap.peek_ready()
@@ -146,9 +143,13 @@ mod tests {
             reference.insert((t, seq));
         }
         let mut popped = 0;
-        while let Some((t, e)) = q.pop() {
+        loop {
+            let peeked = q.peek_ready().copied();
+            let Some((t, e)) = q.pop() else { break };
             let first = *reference.iter().next().unwrap();
             assert_eq!((t, e), first);
+            // The peek names exactly the event that pops next.
+            assert_eq!(peeked, Some(e));
             reference.remove(&first);
             popped += 1;
             if popped < 20_000 {

@@ -1,19 +1,33 @@
-//! Monotone radix heap keyed by (time, seq).
+//! Monotone radix heap keyed by time, FIFO among equal times.
 //!
 //! Buckets by the highest bit in which an entry's time differs from the last popped time
-//! (Ahuja et al.). Bucket 0 holds entries whose time equals the last popped time; it is kept
-//! sorted by `seq` (a deque: refills are sorted once, later same-time pushes carry larger seqs
-//! and go to the back), which gives the FIFO tie order of the engine contract.
+//! (Ahuja et al.). Bucket 0 holds entries whose time equals the last popped time.
+//!
+//! FIFO ties need no sequence number: every bucket is kept in insertion order. A push appends
+//! (it is the newest entry), and a refill redistributes the lowest non-empty bucket, in order,
+//! into buckets that are all empty (they are below it), so the order survives. Entries are
+//! therefore just (time, payload): 16 bytes for the simulator's packed events.
+//!
+//! Each bucket also keeps a copy of its earliest entry (the first one at its minimum time), so the next
+//! event is known without reorganising the heap ([`RadixQueue::peek_ready`]), and a refill does
+//! not scan for the minimum.
 
 use std::collections::VecDeque;
+
+const NB: usize = 65;
 
 pub struct RadixQueue<E: Copy> {
     last: u64,
     len: usize,
-    /// Entries with time == last, ascending seq.
-    b0: VecDeque<(u64, u64, E)>,
+    /// Entries with time == last, in insertion order.
+    b0: VecDeque<(u64, E)>,
     /// buckets[i] (i >= 1): entries whose time differs from `last` first at bit i-1.
-    buckets: Vec<Vec<(u64, u64, E)>>,
+    buckets: Vec<Vec<(u64, E)>>,
+    /// Per bucket: its minimum time and the first entry at that time (a copy: peeking reads
+    /// this small array, not a random place in a large bucket).
+    min: [(u64, Option<E>); NB],
+    /// Bit i set when buckets[i] is non-empty (i >= 1).
+    nonempty: u128,
 }
 
 #[inline]
@@ -27,7 +41,9 @@ impl<E: Copy> RadixQueue<E> {
             last: 0,
             len: 0,
             b0: VecDeque::new(),
-            buckets: (0..65).map(|_| Vec::new()).collect(),
+            buckets: (0..NB).map(|_| Vec::new()).collect(),
+            min: [(u64::MAX, None); NB],
+            nonempty: 0,
         }
     }
     #[inline]
@@ -35,35 +51,40 @@ impl<E: Copy> RadixQueue<E> {
         self.len
     }
     #[inline]
-    pub fn push(&mut self, t: u64, seq: u64, e: E) {
-        debug_assert!(t >= self.last);
-        self.len += 1;
+    fn put(&mut self, t: u64, e: E) {
         let b = bucket(t, self.last);
         if b == 0 {
-            self.b0.push_back((t, seq, e));
+            self.b0.push_back((t, e));
         } else {
-            self.buckets[b].push((t, seq, e));
+            let v = &mut self.buckets[b];
+            // Strictly earlier only: the first entry at the minimum time stays the FIFO head.
+            if t < self.min[b].0 {
+                self.min[b] = (t, Some(e));
+            }
+            v.push((t, e));
+            self.nonempty |= 1 << b;
         }
+    }
+    #[inline]
+    pub fn push(&mut self, t: u64, e: E) {
+        debug_assert!(t >= self.last);
+        self.len += 1;
+        self.put(t, e);
+    }
+    /// The lowest non-empty bucket above 0. Requires one.
+    #[inline]
+    fn lowest(&self) -> usize {
+        self.nonempty.trailing_zeros() as usize
     }
     /// Refill bucket 0 from the lowest non-empty bucket. Requires len > 0 and b0 empty.
     fn refill(&mut self) {
-        let mut i = 1;
-        while self.buckets[i].is_empty() {
-            i += 1;
-        }
+        let i = self.lowest();
         let mut v = std::mem::take(&mut self.buckets[i]);
-        let m = v.iter().map(|x| x.0).min().unwrap();
-        self.last = m;
-        for &x in &v {
-            let b = bucket(x.0, m);
-            if b == 0 {
-                self.b0.push_back(x);
-            } else {
-                self.buckets[b].push(x);
-            }
-        }
-        if self.b0.len() > 1 {
-            self.b0.make_contiguous().sort_unstable_by_key(|x| x.1);
+        self.last = self.min[i].0;
+        self.min[i] = (u64::MAX, None);
+        self.nonempty &= !(1 << i);
+        for &(t, e) in &v {
+            self.put(t, e);
         }
         v.clear();
         if self.buckets[i].capacity() < v.capacity() {
@@ -71,7 +92,7 @@ impl<E: Copy> RadixQueue<E> {
         }
     }
     #[inline]
-    pub fn pop(&mut self) -> Option<(u64, u64, E)> {
+    pub fn pop(&mut self) -> Option<(u64, E)> {
         if self.len == 0 {
             return None;
         }
@@ -81,10 +102,17 @@ impl<E: Copy> RadixQueue<E> {
         self.len -= 1;
         self.b0.pop_front()
     }
-    /// The next entry if it is already in bucket 0 (no reorganisation), for prefetching.
+    /// The next entry (as things stand: an earlier push would come first), found without
+    /// reorganising the heap; a hint for prefetching its data.
     #[inline]
     pub fn peek_ready(&self) -> Option<&E> {
-        self.b0.front().map(|x| &x.2)
+        if let Some(x) = self.b0.front() {
+            return Some(&x.1);
+        }
+        if self.nonempty == 0 {
+            return None;
+        }
+        self.min[self.lowest()].1.as_ref()
     }
     pub fn peek_time(&mut self) -> Option<u64> {
         if self.len == 0 {

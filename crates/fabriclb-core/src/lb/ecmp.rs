@@ -30,4 +30,8 @@ impl Balancer for Ecmp {
     fn choose(&mut self, _v: &mut LbView, sw: u32, pkt: &mut Packet, cands: &[u32]) -> u32 {
         ecmp_pick(pkt, self.salts[sw as usize], cands)
     }
+    #[inline]
+    fn predict(&self, sw: u32, pkt: &Packet, cands: &[u32]) -> Option<u32> {
+        Some(ecmp_pick(pkt, self.salts[sw as usize], cands))
+    }
 }

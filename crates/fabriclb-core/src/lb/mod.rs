@@ -47,6 +47,11 @@ pub enum OverlayMode {
 pub trait Balancer {
     /// Pick one of `cands` (at least two directed links) for `pkt` at switch `sw`.
     fn choose(&mut self, v: &mut LbView, sw: u32, pkt: &mut Packet, cands: &[u32]) -> u32;
+    /// The next hop [`Balancer::choose`] would pick, when it depends on the packet alone: a
+    /// hint for prefetching the output port one event early, never used to forward.
+    fn predict(&self, _sw: u32, _pkt: &Packet, _cands: &[u32]) -> Option<u32> {
+        None
+    }
     /// Whether [`Balancer::on_arrival`] and [`Balancer::on_departure`] should be called.
     fn wants_switch_hooks(&self) -> bool {
         false

@@ -3,8 +3,10 @@
 //! A FIFO port serves packets in arrival order at the link rate, so when a packet is accepted
 //! its transmission start (`max(now, free_at)`) and end are known at once; the caller schedules
 //! the packet's arrival at the far end (end + propagation) immediately: one event per hop.
-//! The queue content is kept as a ring of (end time, bytes) of packets not yet fully sent; it
-//! is trimmed lazily whenever the port is touched, which gives the exact instantaneous queue
+//! The queue content is kept as (end time, bytes) of packets not yet fully sent: the oldest
+//! inline in the port (most ports hold at most one packet, and then never touch the ring, a
+//! separate allocation and a cache miss at scale), the others in a ring. It is trimmed lazily
+//! whenever the port is touched, which gives the exact instantaneous queue
 //! (packets not yet fully transmitted, including the one on the wire) at any event time, and
 //! the exact time integral of the queue length.
 //!
@@ -15,23 +17,25 @@ use super::dre::Dre;
 use crate::units::{ser_ps, Time};
 use std::collections::VecDeque;
 
+/// Counters. `repr(C)`: the ones updated on every packet fill the first 64 bytes.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct PortStats {
-    /// Packets / bytes accepted into the queue.
-    pub enq_pkts: u64,
-    pub enq_bytes: u64,
     /// Packets / bytes fully transmitted (counted on arrival at the far end).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
-    pub drops: u64,
-    pub drop_bytes: u64,
-    pub ecn_marks: u64,
-    /// Packets lost on the wire (gray failure) or cut by a link failure.
-    pub wire_losses: u64,
+    /// Packets / bytes accepted into the queue.
+    pub enq_pkts: u64,
+    pub enq_bytes: u64,
     /// Largest queue seen, bytes.
     pub max_q_bytes: u64,
+    pub ecn_marks: u64,
     /// ∫ queue bytes dt, in byte-picoseconds.
     pub q_integral: u128,
+    pub drops: u64,
+    pub drop_bytes: u64,
+    /// Packets lost on the wire (gray failure) or cut by a link failure.
+    pub wire_losses: u64,
 }
 
 /// Time-weighted histogram of the queue length, in bins of `bin_bytes`.
@@ -42,26 +46,38 @@ pub struct QueueHist {
     pub time_ps: Vec<u64>,
 }
 
+/// `repr(C, align(64))` so that a packet's two visits (offer here, arrival at the far end)
+/// touch the first three cache lines only: the queue state, then the ring and the DRE, then
+/// the per-packet counters (the simulator prefetches these lines). The histogram is cold.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Port {
-    pub rate_bps: u64,
-    pub delay_ps: Time,
-    pub cap_bytes: u64,
-    pub ecn_k_bytes: u64,
-    pub up: bool,
     /// Bumped on every failure: packets carrying an older epoch were cut.
     pub epoch: u32,
-    /// Gray-failure loss probability.
-    pub loss: f64,
+    head_bytes: u32,
+    pub up: bool,
+    /// `hist` is set (checked without touching it).
+    has_hist: bool,
+    /// End time of the oldest packet not fully sent (`Time::MAX`: none); its bytes are
+    /// `head_bytes`.
+    head_end: Time,
+    pub delay_ps: Time,
+    pub rate_bps: u64,
     /// When the link finishes sending everything accepted so far.
     pub free_at: Time,
     /// Bytes accepted and not yet fully sent.
     pub q_bytes: u64,
+    pub cap_bytes: u64,
+    pub ecn_k_bytes: u64,
+    /// Gray-failure loss probability.
+    pub loss: f64,
+    /// The packets queued behind the head, in order: (end time, bytes).
     ring: VecDeque<(Time, u32)>,
-    last_t: Time,
     pub dre: Dre,
     pub stats: PortStats,
-    pub hist: Option<Box<QueueHist>>,
+    hist: Option<Box<QueueHist>>,
+    /// Time up to which `hist` is accounted.
+    hist_t: Time,
 }
 
 /// What happened to an offered packet.
@@ -76,48 +92,64 @@ pub enum Enqueue {
 impl Port {
     pub fn new(rate_bps: u64, delay_ps: Time, cap_bytes: u64, ecn_k_bytes: u64) -> Port {
         Port {
-            rate_bps,
-            delay_ps,
-            cap_bytes,
-            ecn_k_bytes,
-            up: true,
             epoch: 0,
-            loss: 0.0,
+            head_bytes: 0,
+            up: true,
+            has_hist: false,
+            head_end: Time::MAX,
+            delay_ps,
+            rate_bps,
             free_at: 0,
             q_bytes: 0,
+            cap_bytes,
+            ecn_k_bytes,
+            loss: 0.0,
             ring: VecDeque::new(),
-            last_t: 0,
             dre: Dre::default(),
             stats: PortStats::default(),
             hist: None,
+            hist_t: 0,
         }
     }
 
+    /// Record the time-weighted histogram of this port's queue, in bins of `bin_bytes`.
+    pub fn record_histogram(&mut self, bin_bytes: u64, bins: usize) {
+        self.hist = Some(Box::new(QueueHist {
+            bin_bytes,
+            time_ps: vec![0; bins],
+        }));
+        self.has_hist = true;
+    }
+
+    pub fn histogram(&self) -> Option<&QueueHist> {
+        self.hist.as_deref()
+    }
+
+    /// Credit the histogram with the current queue from the last accounted time up to `t`.
     #[inline]
-    fn account(&mut self, t: Time) {
-        let dt = t - self.last_t;
-        if dt > 0 {
-            self.stats.q_integral += self.q_bytes as u128 * dt as u128;
-            if let Some(h) = self.hist.as_deref_mut() {
+    fn account_hist(&mut self, t: Time) {
+        if let Some(h) = self.hist.as_deref_mut() {
+            if t > self.hist_t {
                 let b = ((self.q_bytes / h.bin_bytes) as usize).min(h.time_ps.len() - 1);
-                h.time_ps[b] += dt;
+                h.time_ps[b] += t - self.hist_t;
+                self.hist_t = t;
             }
-            self.last_t = t;
         }
     }
 
-    /// Bring the queue up to time `now` (drop finished packets from the ring).
+    /// Bring the queue up to time `now` (drop finished packets).
     #[inline]
     pub fn advance(&mut self, now: Time) {
-        while let Some(&(end, bytes)) = self.ring.front() {
-            if end > now {
-                break;
+        while self.head_end <= now {
+            if self.has_hist {
+                self.account_hist(self.head_end);
             }
-            self.account(end);
-            self.q_bytes -= bytes as u64;
-            self.ring.pop_front();
+            self.q_bytes -= self.head_bytes as u64;
+            (self.head_end, self.head_bytes) = self.ring.pop_front().unwrap_or((Time::MAX, 0));
         }
-        self.account(now);
+        if self.has_hist {
+            self.account_hist(now);
+        }
     }
 
     /// Instantaneous queue at `now`, bytes.
@@ -146,19 +178,47 @@ impl Port {
         self.free_at = end;
         self.q_bytes += frame as u64;
         self.stats.max_q_bytes = self.stats.max_q_bytes.max(self.q_bytes);
-        self.ring.push_back((end, frame));
+        // The packet holds `frame` bytes of queue from now until its last bit leaves: its whole
+        // share of the integral is known now (`settle` takes back what lies beyond the run).
+        self.stats.q_integral += frame as u128 * (end - now) as u128;
+        if self.head_end == Time::MAX {
+            (self.head_end, self.head_bytes) = (end, frame);
+        } else {
+            self.ring.push_back((end, frame));
+        }
         self.stats.enq_pkts += 1;
         self.stats.enq_bytes += frame as u64;
         Enqueue::Sent { end, marked }
+    }
+
+    /// Empty the queue at `now` (after `advance(now)`): take the queued packets' shares beyond
+    /// `now` back out of the integral. Returns the bytes removed.
+    fn clear_queue(&mut self, now: Time) -> u64 {
+        let mut beyond = 0u128;
+        if self.head_end != Time::MAX {
+            beyond += self.head_bytes as u128 * (self.head_end - now) as u128;
+        }
+        for &(end, bytes) in &self.ring {
+            beyond += bytes as u128 * (end - now) as u128;
+        }
+        self.stats.q_integral -= beyond;
+        self.head_end = Time::MAX;
+        self.ring.clear();
+        std::mem::take(&mut self.q_bytes)
+    }
+
+    /// End of the run at `now`: the counters cover the run up to `now` and no further; the
+    /// port is left empty.
+    pub fn settle(&mut self, now: Time) {
+        self.advance(now);
+        self.clear_queue(now);
     }
 
     /// The link goes down at `now`: everything queued or on the wire is lost (callers drop
     /// those packets on arrival by their epoch). Returns the number of bytes flushed.
     pub fn fail(&mut self, now: Time) -> u64 {
         self.advance(now);
-        let flushed = self.q_bytes;
-        self.ring.clear();
-        self.q_bytes = 0;
+        let flushed = self.clear_queue(now);
         self.free_at = now;
         self.up = false;
         self.epoch = self.epoch.wrapping_add(1);
@@ -230,18 +290,49 @@ mod tests {
     #[test]
     fn time_weighted_queue_integral() {
         let mut p = Port::new(G10, 0, 1 << 30, 0);
-        p.hist = Some(Box::new(QueueHist {
-            bin_bytes: 1518,
-            time_ps: vec![0; 4],
-        }));
+        p.record_histogram(1518, 4);
         let ser = ser_ps(1538, G10);
         p.offer(0, 1518, 1538, false, p.cap_bytes);
         p.offer(0, 1518, 1538, false, p.cap_bytes);
         p.advance(10 * ser);
         // 2 packets for one ser time, then 1 for one more
         assert_eq!(p.stats.q_integral, (2 * 1518 * ser + 1518 * ser) as u128);
-        let h = p.hist.as_ref().unwrap();
+        let h = p.histogram().unwrap();
         assert_eq!(h.time_ps, vec![8 * ser, ser, ser, 0]);
+    }
+
+    #[test]
+    fn integral_stops_at_settle_and_failure() {
+        // Three packets queued at 0; the run ends (or the link fails) half-way through the
+        // second: 3 packets for 1 ser, 2 for half a ser.
+        let ser = ser_ps(1538, G10);
+        let want = (3 * 1518 * ser + 2 * 1518 * ser / 2) as u128;
+        for fail in [false, true] {
+            let mut p = Port::new(G10, 0, 1 << 30, 0);
+            for _ in 0..3 {
+                p.offer(0, 1518, 1538, false, p.cap_bytes);
+            }
+            if fail {
+                assert_eq!(p.fail(ser + ser / 2), 2 * 1518);
+            } else {
+                p.settle(ser + ser / 2);
+            }
+            assert_eq!(p.stats.q_integral, want, "fail={fail}");
+            assert_eq!(p.q_bytes, 0);
+        }
+    }
+
+    #[test]
+    fn hot_fields_fill_three_cache_lines() {
+        let p = Port::new(G10, 0, 0, 0);
+        let base = &p as *const Port as usize;
+        let off = |a: usize| a - base;
+        assert!(
+            off(&p.ring as *const _ as usize) + std::mem::size_of::<VecDeque<(Time, u32)>>() <= 128
+        );
+        assert!(off(&p.dre as *const _ as usize) + std::mem::size_of::<Dre>() <= 128);
+        assert_eq!(off(&p.stats as *const _ as usize), 128);
+        assert!(off(&p.stats.q_integral as *const _ as usize) < 192);
     }
 
     #[test]

@@ -310,7 +310,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let mut qt = Table::default();
     let (mut ql, mut qb, mut qlo, mut qtime, mut qfrac) = (vec![], vec![], vec![], vec![], vec![]);
     for (l, port) in sim.ports.iter().enumerate() {
-        if let Some(h) = &port.hist {
+        if let Some(h) = port.histogram() {
             let total: u64 = h.time_ps.iter().sum::<u64>().max(1);
             for (b, &tps) in h.time_ps.iter().enumerate() {
                 ql.push(g.link_name(l as u32));
