@@ -53,7 +53,7 @@ test-python: install
 	$(BIN)/pytest -q python/tests
 
 bench: install
-	$(BIN)/fabriclb bench --probe LS128 FT432 LS2048
+	$(BIN)/fabriclb bench --probe --repeat 3 LS128 FT432 LS2048
 
 docs: install
 	$(BIN)/python tools/gen_reference.py

@@ -244,7 +244,17 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
         "--probe",
         action="store_true",
         help="also build and run the speed probe (../shared/probe or $FABRICLB_PROBE_DIR) at each "
-        "benchmark's size and add probe_packet_hops_per_s and ratio_to_probe",
+        "benchmark's size, just before and just after the benchmark, and add "
+        "probe_packet_hops_per_s (their mean) and ratio_to_probe",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run each benchmark N times (each bracketed by its probe runs) and report the run "
+        "with the median ratio to the probe (or median speed without --probe); all ratios are "
+        "listed in `ratios`",
     )
 
 
@@ -267,20 +277,38 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 exe = probe.build_probe(src)
             except RuntimeError as e:
                 _err(f"{e}; running without the probe")
+    if args.repeat < 1:
+        raise ScenarioError(f"--repeat must be >= 1, got {args.repeat}", kind="config")
+
+    def probe_rate(n: str) -> Optional[float]:
+        if exe is None or n not in probe.PROBE_ARGS:
+            return None
+        try:
+            return probe.run_probe(exe, n)[0]
+        except RuntimeError as e:
+            _err(f"{n}: {e}")
+            return None
+
     for n in names:
-        extra: Dict[str, Any] = {}
-        if exe is not None and n in probe.PROBE_ARGS:
-            try:
-                rate, note = probe.run_probe(exe, n)
-                extra["probe_packet_hops_per_s"] = rate
+        runs = []
+        for _ in range(args.repeat):
+            before = probe_rate(n)
+            (r,) = api.bench([n])
+            after = probe_rate(n)
+            rates = [x for x in (before, after) if x is not None]
+            if rates and r.get("packet_hops_per_s"):
+                r["probe_packet_hops_per_s"] = sum(rates) / len(rates)
+                r["ratio_to_probe"] = round(float(r["packet_hops_per_s"]) / r["probe_packet_hops_per_s"], 4)
+                note = probe.PROBE_ARGS[n][1]
                 if note:
-                    extra["probe_note"] = note
-            except RuntimeError as e:
-                _err(f"{n}: {e}")
-        (r,) = api.bench([n])
-        r.update(extra)
-        if "probe_packet_hops_per_s" in r and r.get("packet_hops_per_s"):
-            r["ratio_to_probe"] = round(float(r["packet_hops_per_s"]) / float(r["probe_packet_hops_per_s"]), 4)
+                    r["probe_note"] = note
+            runs.append(r)
+        key = "ratio_to_probe" if all("ratio_to_probe" in r for r in runs) else "packet_hops_per_s"
+        runs.sort(key=lambda r: float(r[key]))
+        r = runs[(len(runs) - 1) // 2]
+        if args.repeat > 1:
+            r["repeats"] = args.repeat
+            r["ratios" if key == "ratio_to_probe" else "packet_hops_per_s_all"] = [x[key] for x in runs]
         print(json.dumps(r), flush=True)
     return EXIT_OK
 

@@ -28,7 +28,7 @@ use crate::net::routing::Routes;
 use crate::net::topology::{Graph, Role};
 use crate::rng::{stream, Rng};
 use crate::scenario::{FailureKind, Scenario};
-use crate::transport::tcp::{Conn, Events, NEVER};
+use crate::transport::tcp::{AppRate, Conn, Events, NEVER};
 use crate::transport::TcpParams;
 use crate::units::Time;
 use crate::workload::{ConnPolicy, FlowSpec, GenCtx};
@@ -202,6 +202,10 @@ pub struct Sim {
     open_flows: usize,
     lb: Box<dyn Balancer>,
     lb_hooks: bool,
+    /// The scheme reads DREs: keep them up to date.
+    track_dre: bool,
+    /// Far-end node of each link (a compact copy of the topology's, read one event ahead).
+    link_to: Vec<u32>,
     pub(crate) overlay: OverlayMode,
     pub(crate) tcp: TcpParams,
     dre: DreParams,
@@ -414,6 +418,8 @@ impl Sim {
             ecmp_salt: sc.routing.ecmp_salt,
         });
         let lb_hooks = lb.wants_switch_hooks();
+        let track_dre = lb.reads_dre();
+        let link_to = g.links.iter().map(|l| l.to).collect();
         let overlay = lb.overlay();
         let leaf_uplinks = g
             .nodes
@@ -459,6 +465,8 @@ impl Sim {
             open_flows: 0,
             lb,
             lb_hooks,
+            track_dre,
+            link_to,
             overlay,
             dre: DreParams {
                 period_ps: sc.switch.dre_period.0,
@@ -601,16 +609,20 @@ impl Sim {
     #[inline]
     fn prefetch_next(&self) {
         if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) {
-            // Both lines of the packet (a host reads the transport line), and the three lines
-            // of the port that `arrive` touches (see the layout of `Port`).
+            // The packet's network line (and its transport line at a host), and what
+            // `arrive` reads of the port: the first line, and the DRE in the second.
+            let Some(&to) = self.link_to.get(link as usize) else {
+                return;
+            };
             let p = self.arena.slot_ptr(pkt) as *const u8;
             prefetch(p);
-            prefetch(p.wrapping_add(64));
-            if let Some(port) = self.ports.get(link as usize) {
-                let p = port as *const Port as *const u8;
-                prefetch(p);
+            if self.g.is_host(to) {
                 prefetch(p.wrapping_add(64));
-                prefetch(p.wrapping_add(128));
+            }
+            let p = &self.ports[link as usize] as *const Port as *const u8;
+            prefetch(p);
+            if self.track_dre {
+                prefetch(p.wrapping_add(64));
             }
         }
     }
@@ -622,7 +634,7 @@ impl Sim {
         let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
             return;
         };
-        let sw = self.g.links[link as usize].to;
+        let sw = self.link_to[link as usize];
         if self.g.is_host(sw) {
             return;
         }
@@ -643,6 +655,8 @@ impl Sim {
                 },
             }
         };
+        // The two lines an offer touches (see the layout of `Port`), and the third, with the
+        // ring, which it reads when the port holds two packets or more.
         if let Some(port) = self.ports.get(out as usize) {
             let p = port as *const Port as *const u8;
             prefetch(p);
@@ -754,7 +768,7 @@ impl Sim {
                 LinkAction::Rate(r) => {
                     self.ports[li].rate_bps = if r == 0 { self.nominal_rate[li] } else { r }
                 }
-                LinkAction::Loss(p) => self.ports[li].loss = p,
+                LinkAction::Loss(p) => self.ports[li].set_loss(p),
             }
         }
     }
@@ -820,9 +834,8 @@ impl Sim {
             let c = &mut self.conns[conn as usize];
             let st = &c.stats;
             let base = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
-            if let Some(r) = spec.rate_bps {
-                let written = c.app_end;
-                c.app_rate = Some((r as f64 / 8.0, now, written));
+            if let Some(a) = spec.app {
+                c.app_rate = Some(AppRate::new(a.rate_bps, a.write_bytes, now, c.app_end));
             }
             let start_off = c.app_end;
             c.write(fid, spec.size_bytes);
@@ -895,7 +908,7 @@ impl Sim {
                 let over =
                     (port.q_bytes > port.cap_bytes).then_some((port.q_bytes, port.cap_bytes));
                 let epoch = port.epoch;
-                let corrupt = port.loss > 0.0 && self.loss_rng.f64() < port.loss;
+                let corrupt = port.corrupts(|| self.loss_rng.f64());
                 let arrive = end + port.delay_ps;
                 if let Some((q, cap)) = over {
                     self.violate(format!(
@@ -927,20 +940,20 @@ impl Sim {
     fn arrive(&mut self, now: Time, id: PktId, link: u32) {
         let li = link as usize;
         self.c.hops += 1;
-        let (wire, size, epoch, corrupt) = {
+        let (wire, epoch, corrupt) = {
             let p = self.arena.get(id);
-            (p.wire_bytes(), p.size, p.link_epoch, p.is(flags::CORRUPT))
+            (p.wire_bytes(), p.link_epoch, p.is(flags::CORRUPT))
         };
         let port = &mut self.ports[li];
         if epoch != port.epoch {
             // The link failed while the packet was queued or on the wire.
-            port.stats.wire_losses += 1;
+            port.wire_losses += 1;
             self.drop_packet(id);
             return;
         }
-        port.stats.tx_pkts += 1;
-        port.stats.tx_bytes += size as u64;
-        port.dre.add(now - port.delay_ps, wire, &self.dre);
+        if self.track_dre {
+            port.dre.add(now - port.delay_ps, wire, &self.dre);
+        }
         self.win_bytes[li] += wire as u64;
         if self.pcap.is_some() && self.pcap_links[li] {
             let p = *self.arena.get(id);
@@ -949,7 +962,7 @@ impl Sim {
             }
         }
         if corrupt {
-            self.ports[li].stats.wire_losses += 1;
+            self.ports[li].wire_losses += 1;
             self.drop_packet(id);
             return;
         }

@@ -424,6 +424,9 @@ impl Balancer for Conga {
         }
     }
 
+    fn reads_dre(&self) -> bool {
+        true
+    }
     fn wants_switch_hooks(&self) -> bool {
         true
     }

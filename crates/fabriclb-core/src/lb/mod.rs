@@ -52,6 +52,11 @@ pub trait Balancer {
     fn predict(&self, _sw: u32, _pkt: &Packet, _cands: &[u32]) -> Option<u32> {
         None
     }
+    /// Whether the scheme reads the ports' DREs (when none does, the simulator skips updating
+    /// them: nothing else can observe them).
+    fn reads_dre(&self) -> bool {
+        false
+    }
     /// Whether [`Balancer::on_arrival`] and [`Balancer::on_departure`] should be called.
     fn wants_switch_hooks(&self) -> bool {
         false

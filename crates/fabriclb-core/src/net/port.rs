@@ -17,11 +17,11 @@ use super::dre::Dre;
 use crate::units::{ser_ps, Time};
 use std::collections::VecDeque;
 
-/// Counters. `repr(C)`: the ones updated on every packet fill the first 64 bytes.
-#[derive(Clone, Debug, Default)]
-#[repr(C)]
+/// A port's counters (a snapshot: see [`Port::stats`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PortStats {
-    /// Packets / bytes fully transmitted (counted on arrival at the far end).
+    /// Packets / bytes fully transmitted (serialised onto the link), including those then lost
+    /// on the wire.
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     /// Packets / bytes accepted into the queue.
@@ -46,35 +46,51 @@ pub struct QueueHist {
     pub time_ps: Vec<u64>,
 }
 
-/// `repr(C, align(64))` so that a packet's two visits (offer here, arrival at the far end)
-/// touch the first three cache lines only: the queue state, then the ring and the DRE, then
-/// the per-packet counters (the simulator prefetches these lines). The histogram is cold.
+/// `repr(C, align(64))`, laid out by use: an offer reads and writes the first two cache lines
+/// only (unless the port holds two packets or more, marks, drops or is lossy), and an arrival
+/// at the far end reads the epoch and delay in the first and the DRE in the second. The
+/// simulator prefetches these lines one event ahead.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Port {
+    // ---- line 1 ----
     /// Bumped on every failure: packets carrying an older epoch were cut.
     pub epoch: u32,
     head_bytes: u32,
     pub up: bool,
     /// `hist` is set (checked without touching it).
     has_hist: bool,
+    /// `loss > 0`.
+    lossy: bool,
     /// End time of the oldest packet not fully sent (`Time::MAX`: none); its bytes are
     /// `head_bytes`.
     head_end: Time,
-    pub delay_ps: Time,
-    pub rate_bps: u64,
     /// When the link finishes sending everything accepted so far.
     pub free_at: Time,
     /// Bytes accepted and not yet fully sent.
     pub q_bytes: u64,
+    pub rate_bps: u64,
+    pub delay_ps: Time,
     pub cap_bytes: u64,
+    // ---- line 2 ----
     pub ecn_k_bytes: u64,
-    /// Gray-failure loss probability.
-    pub loss: f64,
+    enq_pkts: u64,
+    enq_bytes: u64,
+    max_q_bytes: u64,
+    q_integral: u128,
+    pub dre: Dre,
+    // ---- cold ----
     /// The packets queued behind the head, in order: (end time, bytes).
     ring: VecDeque<(Time, u32)>,
-    pub dre: Dre,
-    pub stats: PortStats,
+    /// Gray-failure loss probability.
+    loss: f64,
+    ecn_marks: u64,
+    drops: u64,
+    drop_bytes: u64,
+    pub wire_losses: u64,
+    /// Packets / bytes accepted but never sent: flushed by a failure, or queued at the end.
+    unsent_pkts: u64,
+    unsent_bytes: u64,
     hist: Option<Box<QueueHist>>,
     /// Time up to which `hist` is accounted.
     hist_t: Time,
@@ -96,20 +112,63 @@ impl Port {
             head_bytes: 0,
             up: true,
             has_hist: false,
+            lossy: false,
             head_end: Time::MAX,
-            delay_ps,
-            rate_bps,
             free_at: 0,
             q_bytes: 0,
+            rate_bps,
+            delay_ps,
             cap_bytes,
             ecn_k_bytes,
-            loss: 0.0,
-            ring: VecDeque::new(),
+            enq_pkts: 0,
+            enq_bytes: 0,
+            max_q_bytes: 0,
+            q_integral: 0,
             dre: Dre::default(),
-            stats: PortStats::default(),
+            ring: VecDeque::new(),
+            loss: 0.0,
+            ecn_marks: 0,
+            drops: 0,
+            drop_bytes: 0,
+            wire_losses: 0,
+            unsent_pkts: 0,
+            unsent_bytes: 0,
             hist: None,
             hist_t: 0,
         }
+    }
+
+    /// The counters. Packets still queued count as not transmitted.
+    pub fn stats(&self) -> PortStats {
+        let queued = if self.head_end == Time::MAX {
+            0
+        } else {
+            1 + self.ring.len() as u64
+        };
+        PortStats {
+            tx_pkts: self.enq_pkts - self.unsent_pkts - queued,
+            tx_bytes: self.enq_bytes - self.unsent_bytes - self.q_bytes,
+            enq_pkts: self.enq_pkts,
+            enq_bytes: self.enq_bytes,
+            max_q_bytes: self.max_q_bytes,
+            ecn_marks: self.ecn_marks,
+            q_integral: self.q_integral,
+            drops: self.drops,
+            drop_bytes: self.drop_bytes,
+            wire_losses: self.wire_losses,
+        }
+    }
+
+    /// Gray failure: each packet sent is lost on the wire with probability `p` (0 = healthy).
+    pub fn set_loss(&mut self, p: f64) {
+        self.loss = p;
+        self.lossy = p > 0.0;
+    }
+
+    /// Whether a packet sent now is lost on the wire: a draw from `draw` only on lossy links.
+    #[inline]
+    pub fn corrupts(&self, draw: impl FnOnce() -> f64) -> bool {
+        self.lossy && draw() < self.loss
     }
 
     /// Record the time-weighted histogram of this port's queue, in bins of `bin_bytes`.
@@ -165,45 +224,48 @@ impl Port {
     pub fn offer(&mut self, now: Time, frame: u32, wire: u32, ect: bool, limit: u64) -> Enqueue {
         self.advance(now);
         if !self.up || self.q_bytes + frame as u64 > limit {
-            self.stats.drops += 1;
-            self.stats.drop_bytes += frame as u64;
+            self.drops += 1;
+            self.drop_bytes += frame as u64;
             return Enqueue::Dropped;
         }
         let marked = ect && self.ecn_k_bytes > 0 && self.q_bytes > self.ecn_k_bytes;
         if marked {
-            self.stats.ecn_marks += 1;
+            self.ecn_marks += 1;
         }
         let start = now.max(self.free_at);
         let end = start + ser_ps(wire as u64, self.rate_bps);
         self.free_at = end;
         self.q_bytes += frame as u64;
-        self.stats.max_q_bytes = self.stats.max_q_bytes.max(self.q_bytes);
+        self.max_q_bytes = self.max_q_bytes.max(self.q_bytes);
         // The packet holds `frame` bytes of queue from now until its last bit leaves: its whole
-        // share of the integral is known now (`settle` takes back what lies beyond the run).
-        self.stats.q_integral += frame as u128 * (end - now) as u128;
+        // share of the integral is known now (`settle` and `fail` take back what lies beyond).
+        self.q_integral += frame as u128 * (end - now) as u128;
         if self.head_end == Time::MAX {
             (self.head_end, self.head_bytes) = (end, frame);
         } else {
             self.ring.push_back((end, frame));
         }
-        self.stats.enq_pkts += 1;
-        self.stats.enq_bytes += frame as u64;
+        self.enq_pkts += 1;
+        self.enq_bytes += frame as u64;
         Enqueue::Sent { end, marked }
     }
 
-    /// Empty the queue at `now` (after `advance(now)`): take the queued packets' shares beyond
-    /// `now` back out of the integral. Returns the bytes removed.
+    /// Empty the queue at `now` (after `advance(now)`): the queued packets count as never
+    /// sent, and their shares of the integral beyond `now` are taken back. Returns the bytes
+    /// removed.
     fn clear_queue(&mut self, now: Time) -> u64 {
         let mut beyond = 0u128;
         if self.head_end != Time::MAX {
             beyond += self.head_bytes as u128 * (self.head_end - now) as u128;
+            self.unsent_pkts += 1 + self.ring.len() as u64;
         }
         for &(end, bytes) in &self.ring {
             beyond += bytes as u128 * (end - now) as u128;
         }
-        self.stats.q_integral -= beyond;
+        self.q_integral -= beyond;
         self.head_end = Time::MAX;
         self.ring.clear();
+        self.unsent_bytes += self.q_bytes;
         std::mem::take(&mut self.q_bytes)
     }
 
@@ -249,7 +311,7 @@ mod tests {
         }
         assert_eq!(ends, vec![ser, 2 * ser, 3 * ser]);
         assert_eq!(p.offer(0, 1518, 1538, false, p.cap_bytes), Enqueue::Dropped);
-        assert_eq!(p.stats.drops, 1);
+        assert_eq!(p.stats().drops, 1);
         // after the first finished, one slot is free again
         assert_eq!(p.queue_bytes(ser), 2 * 1518);
         assert!(
@@ -296,7 +358,7 @@ mod tests {
         p.offer(0, 1518, 1538, false, p.cap_bytes);
         p.advance(10 * ser);
         // 2 packets for one ser time, then 1 for one more
-        assert_eq!(p.stats.q_integral, (2 * 1518 * ser + 1518 * ser) as u128);
+        assert_eq!(p.stats().q_integral, (2 * 1518 * ser + 1518 * ser) as u128);
         let h = p.histogram().unwrap();
         assert_eq!(h.time_ps, vec![8 * ser, ser, ser, 0]);
     }
@@ -317,22 +379,38 @@ mod tests {
             } else {
                 p.settle(ser + ser / 2);
             }
-            assert_eq!(p.stats.q_integral, want, "fail={fail}");
+            assert_eq!(p.stats().q_integral, want, "fail={fail}");
             assert_eq!(p.q_bytes, 0);
         }
     }
 
     #[test]
-    fn hot_fields_fill_three_cache_lines() {
+    fn offer_and_arrival_fields_fill_two_cache_lines() {
         let p = Port::new(G10, 0, 0, 0);
         let base = &p as *const Port as usize;
-        let off = |a: usize| a - base;
-        assert!(
-            off(&p.ring as *const _ as usize) + std::mem::size_of::<VecDeque<(Time, u32)>>() <= 128
-        );
-        assert!(off(&p.dre as *const _ as usize) + std::mem::size_of::<Dre>() <= 128);
-        assert_eq!(off(&p.stats as *const _ as usize), 128);
-        assert!(off(&p.stats.q_integral as *const _ as usize) < 192);
+        let end = |a: usize, size: usize| a - base + size;
+        assert!(end(&p.cap_bytes as *const _ as usize, 8) <= 64);
+        assert!(end(&p.q_integral as *const _ as usize, 16) <= 128);
+        assert!(end(&p.dre as *const _ as usize, std::mem::size_of::<Dre>()) <= 128);
+    }
+
+    #[test]
+    fn transmitted_counts_exclude_flushed_and_still_queued() {
+        let ser = ser_ps(1538, G10);
+        let mut p = Port::new(G10, 0, 1 << 30, 0);
+        for _ in 0..4 {
+            p.offer(0, 1518, 1538, false, p.cap_bytes);
+        }
+        // two sent (the second's last bit leaves as the link fails), two flushed
+        p.fail(2 * ser);
+        p.recover();
+        p.offer(3 * ser, 1518, 1538, false, p.cap_bytes);
+        p.offer(3 * ser, 1518, 1538, false, p.cap_bytes);
+        // the run ends with one of these two sent and one queued
+        p.settle(4 * ser + ser / 2);
+        let st = p.stats();
+        assert_eq!((st.enq_pkts, st.tx_pkts), (6, 3));
+        assert_eq!(st.tx_bytes, 3 * 1518);
     }
 
     #[test]

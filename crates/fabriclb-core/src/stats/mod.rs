@@ -165,7 +165,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
             f64::NAN
         };
         fct.push(fct_ms);
-        let ideal_ms = if bounded && s.rate_bps.is_none() {
+        let ideal_ms = if bounded && s.app.is_none() {
             let (fw, rv) = paths
                 .entry((s.src, s.dst))
                 .or_insert_with(|| ideal_path(sim, s.src, s.dst));
@@ -257,7 +257,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         vec![],
     );
     for (l, d) in g.links.iter().enumerate() {
-        let ps = &sim.ports[l].stats;
+        let ps = sim.ports[l].stats();
         name.push(g.link_name(l as u32));
         from.push(g.nodes[d.from as usize].name.clone());
         to.push(g.nodes[d.to as usize].name.clone());
@@ -355,13 +355,13 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     for k in ["mean_ms", "p50_ms", "p99_ms"] {
         fct.insert(k.into(), all_v[k].clone());
     }
-    let totals = sim.ports.iter().fold((0u64, 0u64, 0u64), |a, p| {
-        (
-            a.0 + p.stats.drops,
-            a.1 + p.stats.ecn_marks,
-            a.2 + p.stats.wire_losses,
-        )
-    });
+    let totals = sim
+        .ports
+        .iter()
+        .map(|p| p.stats())
+        .fold((0u64, 0u64, 0u64), |a, s| {
+            (a.0 + s.drops, a.1 + s.ecn_marks, a.2 + s.wire_losses)
+        });
     let retx: u64 = sim.conns.iter().map(|c| c.stats.retx_segments).sum();
     let timeouts: u64 = sim.conns.iter().map(|c| c.stats.timeouts).sum();
     let measured_flows = sim

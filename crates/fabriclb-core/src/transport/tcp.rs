@@ -44,6 +44,60 @@ pub struct Msg {
     pub end: u64,
 }
 
+/// An application rate limit (`workload::AppLimit`) in force since `t0`, when `base` bytes
+/// had been written.
+#[derive(Clone, Copy, Debug)]
+pub struct AppRate {
+    bytes_per_s: f64,
+    t0: Time,
+    base: u64,
+    /// Bytes per write (0: a continuous stream) and the time between writes.
+    write_bytes: u64,
+    period_ps: Time,
+}
+
+impl AppRate {
+    pub fn new(rate_bps: u64, write_bytes: u64, t0: Time, base: u64) -> AppRate {
+        // Integer write period, so that "which write" and "when" agree exactly.
+        let period_ps = if write_bytes == 0 {
+            0
+        } else {
+            (write_bytes as u128 * 8 * 1_000_000_000_000 / rate_bps as u128).max(1) as Time
+        };
+        AppRate {
+            bytes_per_s: rate_bps as f64 / 8.0,
+            t0,
+            base,
+            write_bytes,
+            period_ps,
+        }
+    }
+    #[inline]
+    fn is_stream(&self) -> bool {
+        self.write_bytes == 0
+    }
+    /// Bytes written by `now` (the first write happens at `t0`).
+    #[inline]
+    fn made(&self, now: Time) -> u64 {
+        let dt = now.saturating_sub(self.t0);
+        if self.is_stream() {
+            self.base + (dt as f64 * 1e-12 * self.bytes_per_s) as u64
+        } else {
+            self.base + (dt / self.period_ps + 1) * self.write_bytes
+        }
+    }
+    /// The first time at which `target` bytes have been written.
+    fn time_of(&self, target: u64) -> Time {
+        let need = target.saturating_sub(self.base);
+        if self.is_stream() {
+            self.t0 + (need as f64 / self.bytes_per_s * 1e12).ceil() as Time
+        } else {
+            let writes = need.div_ceil(self.write_bytes).max(1);
+            self.t0 + (writes - 1) * self.period_ps
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct ConnStats {
     pub retx_segments: u64,
@@ -67,8 +121,8 @@ pub struct Conn {
     pub snd_max: u64,
     /// Bytes the application has written so far.
     pub app_end: u64,
-    /// Application rate limit: (bytes/s, time the limit started, bytes written before it).
-    pub app_rate: Option<(f64, Time, u64)>,
+    /// Application rate limit.
+    pub app_rate: Option<AppRate>,
     pub cc: Cc,
     pub w: CcState,
     srtt: f64,
@@ -213,10 +267,7 @@ impl Conn {
     fn available(&self, now: Time) -> u64 {
         match self.app_rate {
             None => self.app_end,
-            Some((bytes_per_s, t0, base)) => {
-                let made = base + ((now.saturating_sub(t0)) as f64 * 1e-12 * bytes_per_s) as u64;
-                made.min(self.app_end)
-            }
+            Some(r) => r.made(now).min(self.app_end),
         }
     }
 
@@ -360,9 +411,10 @@ impl Conn {
                 break;
             }
             let mut len = (avail - self.snd_nxt).min(mss);
-            if len < mss && avail < self.app_end {
-                // The application will write more: send full segments only (no silly
-                // windows from a rate-limited writer); the wakeup below comes back for it.
+            if len < mss && avail < self.app_end && self.app_rate.is_some_and(|r| r.is_stream()) {
+                // A continuous writer will write more at once: send full segments only (no
+                // silly windows); the wakeup below comes back for it. (A writer of whole
+                // messages gets its last partial segment sent, as with Nagle off.)
                 break;
             }
             if let Some(r) = self.sacked.iter().find(|r| r.0 > self.snd_nxt) {
@@ -386,12 +438,16 @@ impl Conn {
             self.snd_nxt += len;
             self.send_data(now, p, seq, len, out);
         }
-        // Application-rate limited: wake up when the next full segment exists.
-        if let Some((bps, t0, base)) = self.app_rate {
+        // Application-rate limited: wake up when the next full segment (continuous writer) or
+        // the next write exists.
+        if let Some(r) = self.app_rate {
             if avail < self.app_end && self.snd_nxt + mss > avail {
-                let need = (self.snd_nxt + mss).min(self.app_end) - base;
-                let at = t0 + (need as f64 / bps * 1e12).ceil() as Time;
-                self.app_wake = at.max(now + 1);
+                let target = if r.is_stream() {
+                    self.snd_nxt + mss
+                } else {
+                    avail + 1
+                };
+                self.app_wake = r.time_of(target.min(self.app_end)).max(now + 1);
             }
         }
     }
@@ -782,7 +838,7 @@ mod tests {
     fn rate_limited_sender_sends_full_segments_and_wakes_up() {
         let p = params(true, "newreno");
         let mut c = Conn::new(&p, 0, 1, 1, 2, true);
-        c.app_rate = Some((1e9 / 8.0, 0, 0)); // 1 Gbps
+        c.app_rate = Some(AppRate::new(1_000_000_000, 0, 0, 0)); // 1 Gbps
         c.write(0, 1_000_000);
         let mut out = vec![];
         // After 10 us only 1250 bytes exist: less than one MSS, nothing is sent yet.
@@ -798,6 +854,32 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].payload, p.mss);
         assert!(c.app_wake > wake, "the next wakeup is in the future");
+    }
+
+    #[test]
+    fn message_writer_sends_whole_writes_then_idles() {
+        // 1 Gbps in 100 kB writes: one write every 800 us, sent at once (the last segment
+        // partial), then nothing until the next write.
+        let p = params(true, "newreno");
+        let mut c = Conn::new(&p, 0, 1, 1, 2, true);
+        c.w.cwnd = 1e9; // not window-limited
+        c.app_rate = Some(AppRate::new(1_000_000_000, 100_000, 0, 0));
+        c.write(0, 1_000_000);
+        let mut out = vec![];
+        c.try_send(0, &p, &mut out);
+        let sent: u64 = out.iter().map(|s| s.payload as u64).sum();
+        assert_eq!(sent, 100_000, "exactly the first write");
+        assert!(
+            out.last().unwrap().payload < p.mss,
+            "its tail goes out partial"
+        );
+        assert_eq!(c.app_wake, 800_000_000, "the next write is 800 us later");
+        out.clear();
+        c.try_send(799_999_999, &p, &mut out);
+        assert!(out.is_empty());
+        c.try_send(800_000_000, &p, &mut out);
+        assert_eq!(out.iter().map(|s| s.payload as u64).sum::<u64>(), 100_000);
+        assert_eq!(c.app_wake, 1_600_000_000);
     }
 
     #[test]

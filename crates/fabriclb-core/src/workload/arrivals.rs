@@ -392,7 +392,7 @@ pub fn poisson_flows(
             dst,
             size_bytes: sizes.sample(rng),
             conn,
-            rate_bps: None,
+            app: None,
             workload: ctx.workload,
             group: 0,
         });

@@ -1,10 +1,10 @@
 //! Long-lived bulk flows: `count` flows from each host of `src` to hosts of `dst` (round robin),
 //! optionally limited by the application to `rate` each (CONGA Fig. 2: many 1 Gbps flows).
 
-use super::{host_by_name, ConnPolicy, FlowSpec, GenCtx, Pattern, UNBOUNDED};
+use super::{host_by_name, AppLimit, ConnPolicy, FlowSpec, GenCtx, Pattern, UNBOUNDED};
 use crate::error::Error;
 use crate::rng::Rng;
-use crate::units::{Duration, Rate};
+use crate::units::{Bytes, Duration, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +21,12 @@ pub struct BulkConfig {
     /// Application rate limit per flow (omit for unlimited).
     #[serde(default)]
     pub rate: Option<Rate>,
+    /// With `rate`: the application writes this many bytes at a time, every `write / rate`,
+    /// so the flow alternates line-rate bursts and idle gaps (gaps longer than the flowlet
+    /// timeout start new flowlets). Omit for a continuous stream, sent as each full segment
+    /// becomes available (paced, no gaps).
+    #[serde(default)]
+    pub write: Option<Bytes>,
     /// Start time; flows are spread over [start, start + stagger) to avoid lock-step.
     #[serde(default)]
     pub start: Duration,
@@ -44,6 +50,21 @@ impl Pattern for BulkConfig {
                 &format!("{path}.flows_per_src"),
                 "must be >= 1",
             ));
+        }
+        match (self.write, self.rate) {
+            (Some(w), _) if w.0 == 0 => {
+                return Err(Error::config(
+                    &format!("{path}.write"),
+                    "must be > 0 (omit it for a continuous stream)",
+                ))
+            }
+            (Some(_), None) => {
+                return Err(Error::config(
+                    &format!("{path}.write"),
+                    "needs a rate: the application writes `write` bytes every write / rate",
+                ))
+            }
+            _ => {}
         }
         if self.rate.map(|r| r.0 == 0).unwrap_or(false) {
             return Err(Error::config(
@@ -94,7 +115,10 @@ impl Pattern for BulkConfig {
                     dst: d,
                     size_bytes: UNBOUNDED,
                     conn: ConnPolicy::New,
-                    rate_bps: self.rate.map(|r| r.0),
+                    app: self.rate.map(|r| AppLimit {
+                        rate_bps: r.0,
+                        write_bytes: self.write.map(|w| w.0).unwrap_or(0),
+                    }),
                     workload: ctx.workload,
                     group: 0,
                 });

@@ -1,6 +1,6 @@
 //! Flows listed one by one (the papers' small examples, tests).
 
-use super::{host_by_name, ConnPolicy, FlowSpec, GenCtx, Pattern, UNBOUNDED};
+use super::{host_by_name, AppLimit, ConnPolicy, FlowSpec, GenCtx, Pattern, UNBOUNDED};
 use crate::error::Error;
 use crate::rng::Rng;
 use crate::units::{Bytes, Duration, Rate};
@@ -77,7 +77,10 @@ impl Pattern for ExplicitConfig {
                     dst,
                     size_bytes: f.size.map(|s| s.0).unwrap_or(UNBOUNDED),
                     conn: ConnPolicy::New,
-                    rate_bps: f.rate.map(|r| r.0),
+                    app: f.rate.map(|r| AppLimit {
+                        rate_bps: r.0,
+                        write_bytes: 0,
+                    }),
                     workload: ctx.workload,
                     group: 0,
                 });

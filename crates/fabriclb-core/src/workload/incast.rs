@@ -174,7 +174,7 @@ impl Pattern for IncastConfig {
                     dst: client,
                     size_bytes: base + ((i as u64) < extra) as u64,
                     conn,
-                    rate_bps: None,
+                    app: None,
                     workload: ctx.workload,
                     group: r as u32 + 1,
                 });

@@ -44,6 +44,15 @@ pub enum ConnPolicy {
     Persistent { per_pair: u8 },
 }
 
+/// An application that produces data at `rate_bps` on average: continuously (`write_bytes` =
+/// 0: the sender sends each full segment as soon as it exists, a paced stream), or
+/// `write_bytes` at a time, every `write_bytes / rate` (on/off traffic with idle gaps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AppLimit {
+    pub rate_bps: u64,
+    pub write_bytes: u64,
+}
+
 /// One flow to start.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FlowSpec {
@@ -53,8 +62,8 @@ pub struct FlowSpec {
     pub dst: u32,
     pub size_bytes: u64,
     pub conn: ConnPolicy,
-    /// Application rate limit (bulk flows), bits/s.
-    pub rate_bps: Option<u64>,
+    /// Application rate limit (bulk flows).
+    pub app: Option<AppLimit>,
     /// Index of the workload entry that made it.
     pub workload: u16,
     /// Flows that belong together (an incast request), 0 = none.

@@ -71,7 +71,7 @@ impl Pattern for PermutationConfig {
                 dst,
                 size_bytes: self.size.map(|s| s.0).unwrap_or(UNBOUNDED),
                 conn: ConnPolicy::New,
-                rate_bps: None,
+                app: None,
                 workload: ctx.workload,
                 group: 0,
             });
