@@ -206,6 +206,9 @@ pub struct Sim {
     track_dre: bool,
     /// Far-end node of each link (a compact copy of the topology's, read one event ahead).
     link_to: Vec<u32>,
+    /// The output port of the next event's packet, (packet, arrival link, port), when
+    /// `prefetch_next_out` could predict it exactly.
+    predicted: Option<(PktId, u32, u32)>,
     pub(crate) overlay: OverlayMode,
     pub(crate) tcp: TcpParams,
     dre: DreParams,
@@ -467,6 +470,7 @@ impl Sim {
             lb_hooks,
             track_dre,
             link_to,
+            predicted: None,
             overlay,
             dre: DreParams {
                 period_ps: sc.switch.dre_period.0,
@@ -628,9 +632,11 @@ impl Sim {
     }
 
     /// Once the next event's packet has arrived in cache (it was prefetched when this event
-    /// started), predict the output port it will take and start loading that port too.
+    /// started), predict the output port it will take and start loading that port too. The
+    /// prediction is exact when the scheme neither rewrites packets nor encapsulates (the
+    /// next event is the one peeked: nothing runs in between), and `forward` then uses it.
     #[inline]
-    fn prefetch_next_out(&self) {
+    fn prefetch_next_out(&mut self) {
         let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
             return;
         };
@@ -638,23 +644,12 @@ impl Sim {
         if self.g.is_host(sw) {
             return;
         }
-        let p = self.arena.get(pkt);
-        let dst_tor = self.g.host_tor[p.dst as usize];
-        let out = if dst_tor == sw {
-            self.host_downlink[p.dst as usize]
-        } else {
-            let cands = self
-                .routes
-                .group(sw, self.routes.tor_index[dst_tor as usize]);
-            match cands.len() {
-                0 => return,
-                1 => cands[0],
-                _ => match self.lb.predict(sw, p, cands) {
-                    Some(l) => l,
-                    None => return,
-                },
-            }
+        let Some(out) = self.predict_out(sw, self.arena.get(pkt)) else {
+            return;
         };
+        if !self.lb_hooks && self.overlay == OverlayMode::None {
+            self.predicted = Some((pkt, link, out));
+        }
         // The two lines an offer touches (see the layout of `Port`), and the third, with the
         // ring, which it reads when the port holds two packets or more.
         if let Some(port) = self.ports.get(out as usize) {
@@ -662,6 +657,24 @@ impl Sim {
             prefetch(p);
             prefetch(p.wrapping_add(64));
             prefetch(p.wrapping_add(128));
+        }
+    }
+
+    /// The output port of `p` at switch `sw` when the tables alone (and the scheme's
+    /// [`Balancer::predict`]) determine it.
+    #[inline]
+    fn predict_out(&self, sw: u32, p: &Packet) -> Option<u32> {
+        let dst_tor = self.g.host_tor[p.dst as usize];
+        if dst_tor == sw {
+            return Some(self.host_downlink[p.dst as usize]);
+        }
+        let cands = self
+            .routes
+            .group(sw, self.routes.tor_index[dst_tor as usize]);
+        match cands.len() {
+            0 => None,
+            1 => Some(cands[0]),
+            _ => self.lb.predict(sw, p, cands),
         }
     }
 
@@ -1009,7 +1022,14 @@ impl Sim {
                 .on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
         }
         let dst_tor = self.g.host_tor[dst as usize];
-        let out = if dst_tor == sw {
+        let predicted = match self.predicted.take() {
+            Some((p, l, out)) if p == id && l == in_link => Some(out),
+            _ => None,
+        };
+        let out = if let Some(out) = predicted {
+            debug_assert_eq!(Some(out), self.predict_out(sw, self.arena.get(id)));
+            out
+        } else if dst_tor == sw {
             let l = self.host_downlink[dst as usize];
             if self.overlay == OverlayMode::Leaf {
                 let p = self.arena.get_mut(id);
