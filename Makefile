@@ -36,7 +36,7 @@ $(STAMP): $(VENV)/.tools-installed pyproject.toml $(RUST_SOURCES)
 
 demo: install
 	$(BIN)/fabriclb run scenarios/quickstart.toml --out out/quickstart
-	$(BIN)/fabriclb reproduce conga-fig2 conga-fig11 --quick --skip-waiting --out out/demo
+	$(BIN)/fabriclb reproduce conga-fig2 conga-fig12 --quick --skip-waiting --out out/demo
 
 # The quick form of every ready experiment (about two minutes each on 2 cores), then the
 # reproduction table docs/REPRODUCTION.md. Not part of `make test`.

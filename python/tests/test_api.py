@@ -185,3 +185,21 @@ def test_scenario_reference_is_up_to_date(tmp_path: Path) -> None:
 def test_json_schema_is_json() -> None:
     schema = json.loads(_core.json_schema())
     assert "properties" in schema and "topology" in schema["properties"]
+
+
+def test_unfinished_flows_count_at_their_lower_bound() -> None:
+    # 8 flows of 50 MB need ~40 ms each; the run stops 5 ms after the arrivals: all unfinished.
+    text = tiny_scenario(head='name = "lb"\nduration = "1ms"\ndrain = "5ms"\nseed = 1\n',
+                         workload='[[workload]]\npattern = "permutation"\nsize = "50MB"\n')
+    res = fabriclb.run(text)
+    f, s = res.flows, res.summary
+    end_ms = s["sim_time_s"] * 1e3
+    assert s["flows_unfinished"] == 8 and s["fct"]["all"]["unfinished"] == 8
+    assert f["fct_ms"].isna().all()
+    assert (f["fct_lb_ms"] - (end_ms - f["start_ms"])).abs().max() < 1e-6
+    assert s["fct"]["mean_lb_ms"] == pytest.approx(f["fct_lb_ms"].mean())
+    # finished flows: the lower bound is the FCT itself
+    res2 = fabriclb.run(tiny_scenario())
+    g = res2.flows
+    assert g["finished"].all() and (g["fct_lb_ms"] == g["fct_ms"]).all()
+    assert res2.summary["fct"]["mean_lb_ms"] == pytest.approx(res2.summary["fct"]["mean_ms"])

@@ -47,7 +47,8 @@ LARGE_BYTES = 10e6
 def flow_stats(flows: pd.DataFrame) -> Dict[str, float]:
     """Per-point FCT statistics over the measured flows (started after the warm-up; bounded
     sizes): counts, unfinished flows, and means over the finished ones - overall, small
-    (< 100 KB) and large (> 10 MB) - of FCT and of ideal FCT (CONGA §5.2's buckets)."""
+    (< 100 KB) and large (> 10 MB) - of FCT and of ideal FCT (CONGA §5.2's buckets); and
+    ``fct_lb_ms``, the mean over all of them with unfinished flows at their lower bound."""
     f = flows
     if "warmup" in f:
         f = f[f["warmup"] == 0]
@@ -64,6 +65,7 @@ def flow_stats(flows: pd.DataFrame) -> Dict[str, float]:
         "flows": float(len(f)),
         "unfinished": float(len(f) - len(fin)),
         "fct_ms": mean(fin["fct_ms"]),
+        "fct_lb_ms": mean(f["fct_lb_ms"]) if "fct_lb_ms" in f else math.nan,
         "ideal_ms": mean(fin["ideal_fct_ms"]),
         "small_fct_ms": mean(small["fct_ms"]),
         "small_ideal_ms": mean(small["ideal_fct_ms"]),
@@ -116,7 +118,8 @@ def fct_vs_load(records: Iterable[Any], *, facets: Sequence[str] = (), baseline:
             continue
         ref = df.set_index(key).index.map(lambda k: base[col].get(k, math.nan) if k in base.index else math.nan)
         df[out] = df[col].to_numpy(dtype=float) / np.asarray(ref, dtype=float)
-    cols = ["fct_norm_ideal", "fct_norm_base", "small_norm_base", "large_norm_base", "fct_ms", "small_fct_ms", "large_fct_ms", "flows", "unfinished"]
+    cols = ["fct_norm_ideal", "fct_norm_base", "small_norm_base", "large_norm_base", "fct_ms", "fct_lb_ms", "small_fct_ms",
+            "large_fct_ms", "flows", "unfinished"]
     out = seed_range(df, [*facets, "scheme", "load"], cols)
     out = out.rename(columns={c: c.replace("_base", f"_{baseline}") for c in out.columns if "_base" in c})
     return out.sort_values([*facets, "scheme", "load"], kind="stable").reset_index(drop=True)

@@ -77,7 +77,9 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-fn fct_summary(fcts_ms: &[f64], slow: &[f64]) -> serde_json::Value {
+/// FCT statistics of one bucket: `fcts_ms` and `slow` over its finished flows, `lb_ms` over
+/// all its flows with the unfinished ones at their lower bound.
+fn fct_summary(fcts_ms: &[f64], slow: &[f64], lb_ms: &[f64]) -> serde_json::Value {
     let mut f = fcts_ms.to_vec();
     f.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let mut s = slow.to_vec();
@@ -92,6 +94,8 @@ fn fct_summary(fcts_ms: &[f64], slow: &[f64]) -> serde_json::Value {
     json!({
         "count": f.len(),
         "mean_ms": num(mean(&f)),
+        "mean_lb_ms": num(mean(lb_ms)),
+        "unfinished": lb_ms.len() - f.len(),
         "p50_ms": num(pct(&f, 50.0)),
         "p99_ms": num(pct(&f, 99.0)),
         "mean_slowdown": num(mean(&s)),
@@ -130,6 +134,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         vec![],
     );
     let mut delivered = vec![];
+    let mut fct_lb = vec![];
     let (mut fin, mut retx, mut tos, mut reord, mut pchg, mut conn, mut wl, mut grp, mut inwarm) = (
         vec![],
         vec![],
@@ -141,8 +146,11 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         vec![],
         vec![],
     );
-    let mut by_bucket: Vec<(Vec<f64>, Vec<f64>)> = vec![(vec![], vec![]); BUCKETS.len()];
-    let mut all = (vec![], vec![]);
+    // Per bucket: FCTs and slowdowns of finished flows, and FCTs of all flows with the
+    // unfinished ones at their lower bound (run end - start).
+    type Bucket = (Vec<f64>, Vec<f64>, Vec<f64>);
+    let mut by_bucket: Vec<Bucket> = vec![(vec![], vec![], vec![]); BUCKETS.len()];
+    let mut all: Bucket = (vec![], vec![], vec![]);
     let mut unfinished = 0u64;
     let mut unbounded = 0u64;
     for (i, f) in sim.flows.iter().enumerate() {
@@ -165,6 +173,12 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
             f64::NAN
         };
         fct.push(fct_ms);
+        let lb_ms = if done {
+            fct_ms
+        } else {
+            sim.sim_end.saturating_sub(s.start_ps) as f64 * 1e-9
+        };
+        fct_lb.push(lb_ms);
         let ideal_ms = if bounded && s.app.is_none() {
             let (fw, rv) = paths
                 .entry((s.src, s.dst))
@@ -195,14 +209,19 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         if !bounded {
             unbounded += 1;
         } else if measured {
+            let b = BUCKETS
+                .iter()
+                .position(|(_, lo, hi)| s.size_bytes >= *lo && s.size_bytes < *hi);
+            all.2.push(lb_ms);
+            if let Some(b) = b {
+                by_bucket[b].2.push(lb_ms);
+            }
             if done {
                 all.0.push(fct_ms);
                 all.1.push(sd);
-                for (b, (_, lo, hi)) in BUCKETS.iter().enumerate() {
-                    if s.size_bytes >= *lo && s.size_bytes < *hi {
-                        by_bucket[b].0.push(fct_ms);
-                        by_bucket[b].1.push(sd);
-                    }
+                if let Some(b) = b {
+                    by_bucket[b].0.push(fct_ms);
+                    by_bucket[b].1.push(sd);
                 }
             } else {
                 unfinished += 1;
@@ -216,6 +235,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     t.push("start_ms", Column::F64(start));
     t.push("end_ms", Column::F64(end));
     t.push("fct_ms", Column::F64(fct));
+    t.push("fct_lb_ms", Column::F64(fct_lb));
     t.push("ideal_fct_ms", Column::F64(ideal));
     t.push("slowdown", Column::F64(slow));
     t.push("finished", Column::U64(fin));
@@ -346,13 +366,16 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let goodput =
         (c.app_bytes_at_end - c.app_bytes_at_warmup) as f64 * 8.0 / (meas_ps * 1e-12) / 1e9;
     let mut fct = serde_json::Map::new();
-    fct.insert("all".into(), fct_summary(&all.0, &all.1));
+    fct.insert("all".into(), fct_summary(&all.0, &all.1, &all.2));
     for (b, (nm, _, _)) in BUCKETS.iter().enumerate() {
-        fct.insert((*nm).into(), fct_summary(&by_bucket[b].0, &by_bucket[b].1));
+        fct.insert(
+            (*nm).into(),
+            fct_summary(&by_bucket[b].0, &by_bucket[b].1, &by_bucket[b].2),
+        );
     }
     // Flat copies of the overall numbers, as the summary names them.
     let all_v = fct["all"].clone();
-    for k in ["mean_ms", "p50_ms", "p99_ms"] {
+    for k in ["mean_ms", "mean_lb_ms", "p50_ms", "p99_ms"] {
         fct.insert(k.into(), all_v[k].clone());
     }
     let totals = sim
