@@ -637,6 +637,8 @@ impl Sim {
     /// next event is the one peeked: nothing runs in between), and `forward` then uses it.
     #[inline]
     fn prefetch_next_out(&mut self) {
+        // A prediction lives for one event at most.
+        self.predicted = None;
         let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
             return;
         };
