@@ -110,6 +110,14 @@ impl From<PackedEv> for Ev {
     }
 }
 
+/// Per link, what an arrival reads: the far-end node and the link's failure epoch (a copy of
+/// the port's, updated when the link fails).
+#[derive(Clone, Copy, Debug)]
+struct LinkRt {
+    to: u32,
+    epoch: u32,
+}
+
 #[derive(Clone, Debug)]
 enum LinkAction {
     Down,
@@ -204,8 +212,8 @@ pub struct Sim {
     lb_hooks: bool,
     /// The scheme reads DREs: keep them up to date.
     track_dre: bool,
-    /// Far-end node of each link (a compact copy of the topology's, read one event ahead).
-    link_to: Vec<u32>,
+    /// What an arrival needs of its link, compact (read one event ahead, and on every hop).
+    links_rt: Vec<LinkRt>,
     /// The output port of the next event's packet, (packet, arrival link, port), when
     /// `prefetch_next_out` could predict it exactly.
     predicted: Option<(PktId, u32, u32)>,
@@ -422,7 +430,11 @@ impl Sim {
         });
         let lb_hooks = lb.wants_switch_hooks();
         let track_dre = lb.reads_dre();
-        let link_to = g.links.iter().map(|l| l.to).collect();
+        let links_rt = g
+            .links
+            .iter()
+            .map(|l| LinkRt { to: l.to, epoch: 0 })
+            .collect();
         let overlay = lb.overlay();
         let leaf_uplinks = g
             .nodes
@@ -469,7 +481,7 @@ impl Sim {
             lb,
             lb_hooks,
             track_dre,
-            link_to,
+            links_rt,
             predicted: None,
             overlay,
             dre: DreParams {
@@ -613,19 +625,20 @@ impl Sim {
     #[inline]
     fn prefetch_next(&self) {
         if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) {
-            // The packet's network line (and its transport line at a host), and what
-            // `arrive` reads of the port: the first line, and the DRE in the second.
-            let Some(&to) = self.link_to.get(link as usize) else {
+            // The packet's network line (and its transport line at a host), and when DREs
+            // are kept, what `arrive` reads of the port: the delay in the first line, the DRE
+            // in the second. (Each prefetch holds a fill buffer: fetch no more than needed.)
+            let Some(rt) = self.links_rt.get(link as usize) else {
                 return;
             };
             let p = self.arena.slot_ptr(pkt) as *const u8;
             prefetch(p);
-            if self.g.is_host(to) {
+            if self.g.is_host(rt.to) {
                 prefetch(p.wrapping_add(64));
             }
-            let p = &self.ports[link as usize] as *const Port as *const u8;
-            prefetch(p);
             if self.track_dre {
+                let p = &self.ports[link as usize] as *const Port as *const u8;
+                prefetch(p);
                 prefetch(p.wrapping_add(64));
             }
         }
@@ -642,7 +655,7 @@ impl Sim {
         let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
             return;
         };
-        let sw = self.link_to[link as usize];
+        let sw = self.links_rt[link as usize].to;
         if self.g.is_host(sw) {
             return;
         }
@@ -774,6 +787,7 @@ impl Sim {
                     if self.link_up[li] {
                         self.link_up[li] = false;
                         self.ports[li].fail(now);
+                        self.links_rt[li].epoch = self.ports[li].epoch;
                     }
                 }
                 LinkAction::Up => {
@@ -959,14 +973,15 @@ impl Sim {
             let p = self.arena.get(id);
             (p.wire_bytes(), p.link_epoch, p.is(flags::CORRUPT))
         };
-        let port = &mut self.ports[li];
-        if epoch != port.epoch {
+        let LinkRt { to, epoch: current } = self.links_rt[li];
+        if epoch != current {
             // The link failed while the packet was queued or on the wire.
-            port.wire_losses += 1;
+            self.ports[li].wire_losses += 1;
             self.drop_packet(id);
             return;
         }
         if self.track_dre {
+            let port = &mut self.ports[li];
             port.dre.add(now - port.delay_ps, wire, &self.dre);
         }
         self.win_bytes[li] += wire as u64;
@@ -981,7 +996,6 @@ impl Sim {
             self.drop_packet(id);
             return;
         }
-        let to = self.g.links[li].to;
         if self.g.is_host(to) {
             self.deliver(now, id);
         } else {

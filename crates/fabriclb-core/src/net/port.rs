@@ -48,8 +48,8 @@ pub struct QueueHist {
 
 /// `repr(C, align(64))`, laid out by use: an offer reads and writes the first two cache lines
 /// only (unless the port holds two packets or more, marks, drops or is lossy), and an arrival
-/// at the far end reads the epoch and delay in the first and the DRE in the second. The
-/// simulator prefetches these lines one event ahead.
+/// at the far end, when DREs are kept, reads the delay in the first and the DRE in the second.
+/// The simulator prefetches these lines one event ahead.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct Port {
