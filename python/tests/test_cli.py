@@ -293,7 +293,13 @@ def test_bench_rejects_unknown_names(cli: CliRunner) -> None:
 def test_bench_help_lists_probe(cli: CliRunner) -> None:
     p = cli("bench", "--help")
     assert p.returncode == 0
-    assert "--probe" in p.stdout
+    assert "--probe" in p.stdout and "--repeat" in p.stdout
+
+
+def test_bench_rejects_a_repeat_below_one(cli: CliRunner) -> None:
+    p = cli("bench", "--repeat", "0", "LS128")
+    assert_clean_failure(p, 2, "--repeat", ">= 1")
+    assert p.stdout == ""
 
 
 # ----------------------------------------------------------------------------- Ctrl-C
