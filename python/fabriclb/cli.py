@@ -262,6 +262,8 @@ def _bench_args(p: argparse.ArgumentParser) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import probe
 
+    if args.repeat < 1:
+        raise ScenarioError(f"--repeat must be >= 1, got {args.repeat}", kind="config")
     known = api.bench_names()
     names = args.names or known
     for n in names:
@@ -277,8 +279,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 exe = probe.build_probe(src)
             except RuntimeError as e:
                 _err(f"{e}; running without the probe")
-    if args.repeat < 1:
-        raise ScenarioError(f"--repeat must be >= 1, got {args.repeat}", kind="config")
 
     def probe_rate(n: str) -> Optional[float]:
         if exe is None or n not in probe.PROBE_ARGS:
