@@ -8,9 +8,9 @@
 //! into buckets that are all empty (they are below it), so the order survives. Entries are
 //! therefore just (time, payload): 16 bytes for the simulator's packed events.
 //!
-//! Each bucket also keeps a copy of its earliest entry (the first one at its minimum time), so the next
-//! event is known without reorganising the heap ([`RadixQueue::peek_ready`]), and a refill does
-//! not scan for the minimum.
+//! Each bucket also keeps a copy of its earliest entry (the first one at its minimum time), so
+//! the next event is known without reorganising the heap ([`RadixQueue::peek_ready`]), and a
+//! refill does not scan for the minimum.
 
 use std::collections::VecDeque;
 
