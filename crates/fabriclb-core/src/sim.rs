@@ -110,6 +110,24 @@ impl From<PackedEv> for Ev {
     }
 }
 
+/// The next hops from switch `sw` toward host `dst`: its ToR's downlink when `sw` is that ToR,
+/// else the ECMP group (empty when every path is down).
+#[inline]
+fn next_hops<'a>(
+    g: &Graph,
+    routes: &'a Routes,
+    host_downlink: &'a [u32],
+    sw: u32,
+    dst: u32,
+) -> &'a [u32] {
+    let dst_tor = g.host_tor[dst as usize];
+    if dst_tor == sw {
+        std::slice::from_ref(&host_downlink[dst as usize])
+    } else {
+        routes.group(sw, routes.tor_index[dst_tor as usize])
+    }
+}
+
 /// Per link, what an arrival reads: the far-end node and the link's failure epoch (a copy of
 /// the port's, updated when the link fails).
 #[derive(Clone, Copy, Debug)]
@@ -679,13 +697,7 @@ impl Sim {
     /// [`Balancer::predict`]) determine it.
     #[inline]
     fn predict_out(&self, sw: u32, p: &Packet) -> Option<u32> {
-        let dst_tor = self.g.host_tor[p.dst as usize];
-        if dst_tor == sw {
-            return Some(self.host_downlink[p.dst as usize]);
-        }
-        let cands = self
-            .routes
-            .group(sw, self.routes.tor_index[dst_tor as usize]);
+        let cands = next_hops(&self.g, &self.routes, &self.host_downlink, sw, p.dst);
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),
@@ -1045,19 +1057,8 @@ impl Sim {
         let out = if let Some(out) = predicted {
             debug_assert_eq!(Some(out), self.predict_out(sw, self.arena.get(id)));
             out
-        } else if dst_tor == sw {
-            let l = self.host_downlink[dst as usize];
-            if self.overlay == OverlayMode::Leaf {
-                let p = self.arena.get_mut(id);
-                if p.is(flags::OVERLAY) {
-                    p.flags &= !flags::OVERLAY;
-                    p.size -= OVERLAY_HDR;
-                }
-            }
-            l
         } else {
-            let tor = self.routes.tor_index[dst_tor as usize];
-            let cands = self.routes.group(sw, tor);
+            let cands = next_hops(&self.g, &self.routes, &self.host_downlink, sw, dst);
             match cands.len() {
                 0 => {
                     self.c.no_route_drops += 1;
@@ -1077,6 +1078,14 @@ impl Sim {
                 }
             }
         };
+        if self.overlay == OverlayMode::Leaf && dst_tor == sw {
+            // Leaving the fabric: the destination leaf removes the overlay.
+            let p = self.arena.get_mut(id);
+            if p.is(flags::OVERLAY) {
+                p.flags &= !flags::OVERLAY;
+                p.size -= OVERLAY_HDR;
+            }
+        }
         if self.overlay == OverlayMode::Leaf && self.g.host_tor[src as usize] == sw {
             let p = self.arena.get_mut(id);
             if !p.is(flags::OVERLAY) && dst_tor != sw {
