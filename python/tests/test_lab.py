@@ -128,6 +128,19 @@ def _flows(fct_small: float, fct_large: float, unfinished: int = 0) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def test_fct_lb_norm_counts_unfinished_flows_against_the_scheme() -> None:
+    # CONGA's finished flows are faster, but it leaves a flow unfinished for 500 ms: the
+    # finished-only ratio says better, the lower-bound ratio says worse.
+    e = _flows(0.1, 40.0).assign(fct_lb_ms=lambda f: f["fct_ms"])
+    c = _flows(0.1, 30.0, unfinished=1)
+    c["fct_lb_ms"] = c["fct_ms"].fillna(500.0)
+    pts = [FakePoint({"scheme": "ecmp", "load": 0.5}, 1, {"flows": e}), FakePoint({"scheme": "conga", "load": 0.5}, 1, {"flows": c})]
+    row = lab_reduce.fct_vs_load(pts).set_index("scheme").loc["conga"]
+    assert row["fct_norm_ecmp"] == pytest.approx((1.0 + 60.0) / (1.0 + 80.0))
+    assert row["fct_lb_norm_ecmp"] == pytest.approx(((1.0 + 60.0 + 500.0) / 13) / ((1.0 + 80.0) / 12))
+    assert row["fct_lb_norm_ecmp"] > 1 > row["fct_norm_ecmp"]
+
+
 def test_fct_vs_load_normalises_per_seed_and_gives_ranges() -> None:
     pts = []
     for seed, k in ((1, 1.0), (2, 2.0)):

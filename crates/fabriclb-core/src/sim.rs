@@ -580,6 +580,17 @@ impl Sim {
     }
 
     /// Run to the end and produce the records.
+    /// The scheme's own counters, as a JSON object (empty for schemes without any).
+    pub(crate) fn lb_counters(&self) -> serde_json::Value {
+        let m: serde_json::Map<_, _> = self
+            .lb
+            .counters()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect();
+        m.into()
+    }
+
     pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
         let t0 = std::time::Instant::now();
         let horizon = self.end_time.max(1) as f64;

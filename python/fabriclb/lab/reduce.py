@@ -96,8 +96,9 @@ def seed_range(df: pd.DataFrame, keys: Sequence[str], cols: Sequence[str]) -> pd
 def fct_vs_load(records: Iterable[Any], *, facets: Sequence[str] = (), baseline: str = "ecmp") -> pd.DataFrame:
     """The table of CONGA Figs. 9-11 / 15: per (facets..., scheme, load) over seeds -
     overall mean FCT normalised to the ideal (idle-fabric) FCT, small- and large-flow mean
-    FCT and overall FCT normalised to ``baseline``'s at the same facets, load and seed, and the
-    raw means, flow counts and unfinished flows.
+    FCT and overall FCT normalised to ``baseline``'s at the same facets, load and seed (overall
+    also with unfinished flows at their lower bound: ``fct_lb_norm_<baseline>``), and the raw
+    means, flow counts and unfinished flows.
 
     Records carry labels ``scheme`` and ``load`` (and the ``facets``)."""
     rows = []
@@ -112,13 +113,15 @@ def fct_vs_load(records: Iterable[Any], *, facets: Sequence[str] = (), baseline:
     df["fct_norm_ideal"] = df["fct_ms"] / df["ideal_ms"]
     key = [*facets, "load", "seed"]
     base = df[df["scheme"] == baseline].set_index(key)
-    for col, out in (("fct_ms", "fct_norm_base"), ("small_fct_ms", "small_norm_base"), ("large_fct_ms", "large_norm_base")):
+    pairs = (("fct_ms", "fct_norm_base"), ("fct_lb_ms", "fct_lb_norm_base"), ("small_fct_ms", "small_norm_base"),
+             ("large_fct_ms", "large_norm_base"))
+    for col, out in pairs:
         if base.empty:
             df[out] = math.nan
             continue
         ref = df.set_index(key).index.map(lambda k: base[col].get(k, math.nan) if k in base.index else math.nan)
         df[out] = df[col].to_numpy(dtype=float) / np.asarray(ref, dtype=float)
-    cols = ["fct_norm_ideal", "fct_norm_base", "small_norm_base", "large_norm_base", "fct_ms", "fct_lb_ms", "small_fct_ms",
+    cols = ["fct_norm_ideal", "fct_norm_base", "fct_lb_norm_base", "small_norm_base", "large_norm_base", "fct_ms", "fct_lb_ms", "small_fct_ms",
             "large_fct_ms", "flows", "unfinished"]
     out = seed_range(df, [*facets, "scheme", "load"], cols)
     out = out.rename(columns={c: c.replace("_base", f"_{baseline}") for c in out.columns if "_base" in c})

@@ -206,6 +206,8 @@ impl CongaConfig {
             fl_tick: vec![0; n_leaves * fl],
             fl_port: vec![0; n_leaves * fl],
             rng: Rng::new(ctx.seed, stream::SCHEME),
+            n_flowlets: 0,
+            n_moves: 0,
         }
     }
 }
@@ -253,6 +255,10 @@ pub struct Conga {
     /// The cached port (a directed link id).
     fl_port: Vec<u32>,
     rng: Rng,
+    /// Decisions made on a flowlet's first packet, and those that changed the cached port
+    /// (summary counters: how much room the traffic leaves for rebalancing, §2.6).
+    n_flowlets: u64,
+    n_moves: u64,
 }
 
 /// Staircase aging: `m` loses one level per `aging / 2^q` since `stamp`.
@@ -363,7 +369,10 @@ impl Conga {
         } else {
             let d = self.host_leaf[pkt.dst as usize];
             let cached = if stamp != 0 { Some(port) } else { None };
-            self.decide(v, s, d, cands, cached)
+            let out = self.decide(v, s, d, cands, cached);
+            self.n_flowlets += 1;
+            self.n_moves += u64::from(cached.is_some_and(|p| p != out));
+            out
         };
         self.fl_tick[slot] = k + 1;
         self.fl_port[slot] = out;
@@ -433,6 +442,12 @@ impl Balancer for Conga {
 
     fn overlay(&self) -> OverlayMode {
         OverlayMode::Leaf
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("flowlets", self.n_flowlets),
+            ("flowlet_moves", self.n_moves),
+        ]
     }
 
     fn on_arrival(&mut self, v: &mut LbView, sw: u32, _in_link: u32, pkt: &mut Packet) {
@@ -849,6 +864,9 @@ mod tests {
             }
             let got = send(&mut c, &mut f, 9, t2);
             assert_eq!(got == 2, new, "t1={t1}us gap={gap}us got uplink {got}");
+            // The summary counters: one decision per flowlet, a move when it left uplink 1.
+            let want = vec![("flowlets", 1 + new as u64), ("flowlet_moves", new as u64)];
+            assert_eq!(c.counters(), want, "t1={t1}us gap={gap}us");
         }
     }
 

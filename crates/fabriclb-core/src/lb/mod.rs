@@ -68,6 +68,10 @@ pub trait Balancer {
     fn overlay(&self) -> OverlayMode {
         OverlayMode::None
     }
+    /// The scheme's own counters for the summary (`lb` in summary.json), e.g. CONGA's flowlets.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// The load-balancing scheme of a run (`[scheme]`, selected by `name`).

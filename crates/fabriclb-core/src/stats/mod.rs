@@ -419,6 +419,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "retransmissions": retx,
         "timeouts": timeouts,
         "connections": sim.conns.len(),
+        "lb": sim.lb_counters(),
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
     });
     RunResult {
