@@ -128,6 +128,32 @@ def _flows(fct_small: float, fct_large: float, unfinished: int = 0) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+def test_fig16_compares_the_spine_ports_next_to_a_failed_link() -> None:
+    # S0-L1#0 failed (both directions). S0->L1#1 and #2 are next to it; S1->L1#0 is not.
+    def ports(q_next: float, q_other: float) -> pd.DataFrame:
+        rows = [("S0->L1#0", "S0", "L1", 0.0), ("S0->L1#1", "S0", "L1", q_next), ("S0->L1#2", "S0", "L1", q_next),
+                ("S1->L1#0", "S1", "L1", q_other), ("L1->S0#0", "L1", "S0", 0.0), ("L0->S1#0", "L0", "S1", 100.0),
+                ("H0->L0#0", "H0", "L0", 5e5)]
+        return pd.DataFrame([{"link": l, "from": a, "to": b, "kind": "host-up" if a.startswith("H") else "fabric",
+                              "mean_queue_bytes": q, "utilization": 0.5} for l, a, b, q in rows])
+    pts = []
+    for scheme, q_next in (("ecmp", 50e3), ("conga", 10e3)):
+        pt = FakePoint({"scheme": scheme, "load": 0.6}, 1, {"ports": ports(q_next, 8e3)})
+        pt.summary = {"failure_links": ["L1->S0#0", "S0->L1#0"]}
+        pts.append(pt)
+    red = lab_exp._fig16_reduce(pts, None)
+    roles = red.table.set_index(["scheme", "link"])["role"]
+    assert roles[("ecmp", "S0->L1#1")] == lab_exp.DOWNLINK_NEXT_TO_FAILURE
+    assert roles[("ecmp", "S1->L1#0")] == "spine downlink"
+    assert ("ecmp", "S0->L1#0") not in roles.index and ("ecmp", "H0->L0#0") not in roles.index
+    ours, status = lab_exp._fig16_compare(red)
+    assert "spine downlinks next to a failed link: ECMP 50.0 KB vs CONGA 10.0 KB mean queue (5.0x)" in ours, ours
+    assert "spine downlinks: ECMP 8.0 KB vs CONGA 8.0 KB" in ours, ours
+    assert status == "match"
+    pts[1].table("ports").loc[lambda d: d["link"].isin(["S0->L1#1", "S0->L1#2"]), "mean_queue_bytes"] = 20e3
+    assert lab_exp._fig16_compare(lab_exp._fig16_reduce(pts, None))[1] == "differs"
+
+
 def test_fct_lb_norm_counts_unfinished_flows_against_the_scheme() -> None:
     # CONGA's finished flows are faster, but it leaves a flow unfinished for 500 ms: the
     # finished-only ratio says better, the lower-bound ratio says worse.

@@ -453,7 +453,10 @@ impl Sim {
             .iter()
             .map(|l| LinkRt { to: l.to, epoch: 0 })
             .collect();
-        let overlay = lb.overlay();
+        let overlay = match sc.switch.overlay {
+            crate::scenario::Overlay::Always => OverlayMode::Leaf,
+            crate::scenario::Overlay::Scheme => lb.overlay(),
+        };
         let leaf_uplinks = g
             .nodes
             .iter()
@@ -580,6 +583,19 @@ impl Sim {
     }
 
     /// Run to the end and produce the records.
+    /// Every directed link a `[[failures]]` entry acts on, `random:N` resolved, by name in link
+    /// order (the summary's `failure_links`: which links a random failure picked).
+    pub(crate) fn failure_links(&self) -> Vec<String> {
+        let mut ls: Vec<u32> = self
+            .changes
+            .iter()
+            .flat_map(|c| c.links.iter().copied())
+            .collect();
+        ls.sort_unstable();
+        ls.dedup();
+        ls.into_iter().map(|l| self.g.link_name(l)).collect()
+    }
+
     /// The scheme's own counters, as a JSON object (empty for schemes without any).
     pub(crate) fn lb_counters(&self) -> serde_json::Value {
         let m: serde_json::Map<_, _> = self

@@ -288,6 +288,80 @@ fn ecmp_polarises_without_salt_and_not_with_it() {
 }
 
 #[test]
+fn overlay_always_encapsulates_every_scheme_between_leaves_only() {
+    // One 1 MB flow H0 -> H5 (across the fabric) under ECMP. With `switch.overlay = "always"`
+    // every packet between the leaves carries the 50-byte overlay (CONGA §2.5: the fabric is an
+    // overlay), host links carry the same bytes as without it, and the FCT grows only by the
+    // overlay's share of the fabric hops.
+    let sum = |r: &RunResult, prefix: &str, col: &str| -> f64 {
+        let names = strs(r, "ports", "link");
+        let v = f64s(r, "ports", col);
+        names
+            .iter()
+            .zip(v)
+            .filter(|(n, _)| n.starts_with(prefix))
+            .map(|(_, x)| x)
+            .sum()
+    };
+    let one = |overlay: &str| {
+        run(&format!(
+            "duration = \"1ms\"\ndrain = \"1s\"\n{LEAF_SPINE}\n[switch]\noverlay = \"{overlay}\"\n[[workload]]\npattern = \"explicit\"\nflows = [{{src = \"H0\", dst = \"H5\", size = \"1MB\"}}]\n"
+        ))
+    };
+    let (plain, enc) = (one("scheme"), one("always"));
+    for prefix in ["L0->S", "S0->L1", "S1->L1", "L1->S", "S0->L0", "S1->L0"] {
+        let (b0, b1) = (
+            sum(&plain, prefix, "tx_bytes"),
+            sum(&enc, prefix, "tx_bytes"),
+        );
+        let pk = sum(&enc, prefix, "tx_packets");
+        assert!(pk > 0.0 || prefix.starts_with('S'), "{prefix}: no packets");
+        assert_eq!(
+            b1 - b0,
+            50.0 * pk,
+            "{prefix}: {b0} -> {b1} bytes, {pk} packets"
+        );
+    }
+    for host_link in ["H0->L0#0", "L1->H5#0", "H5->L1#0", "L0->H0#0"] {
+        assert_eq!(
+            port_value(&plain, host_link, "tx_bytes"),
+            port_value(&enc, host_link, "tx_bytes"),
+            "{host_link}"
+        );
+    }
+    assert!(f64s(&enc, "flows", "fct_ms")[0] > f64s(&plain, "flows", "fct_ms")[0]);
+    // Without failures the summary lists none; with `random:2`, two cables, both directions.
+    assert_eq!(plain.summary["failure_links"].as_array().unwrap().len(), 0);
+    let failed = run(&format!(
+        "duration = \"1ms\"\n{LEAF_SPINE}\n[[failures]]\nlink = \"random:2\"\nkind = \"down\"\n"
+    ));
+    let names: Vec<&str> = failed.summary["failure_links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    for n in &names {
+        let (a, b) = n.split_once("->").unwrap();
+        let back = format!(
+            "{}->{}#{}",
+            b.split('#').next().unwrap(),
+            a,
+            n.split('#').nth(1).unwrap()
+        );
+        assert!(
+            names.contains(&back.as_str()),
+            "{n} without {back}: {names:?}"
+        );
+        assert!(
+            !n.starts_with('H') && !b.starts_with('H'),
+            "not a fabric link: {n}"
+        );
+    }
+}
+
+#[test]
 fn a_link_failing_mid_run_is_survived_and_nothing_is_lost_from_the_books() {
     let toml = format!(
         r#"

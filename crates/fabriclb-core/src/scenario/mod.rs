@@ -97,6 +97,22 @@ pub struct SwitchConfig {
     /// DRE multiplicative decrease α, in (0, 1). 1/8 is a shift in hardware.
     #[serde(default = "default_dre_alpha")]
     pub dre_alpha: f64,
+    /// Leaf-to-leaf encapsulation (its 50 bytes count on the wire): "scheme" = only when the
+    /// scheme carries state in it (CONGA); "always" = every packet between two leaves, whatever
+    /// the scheme, as in an overlay fabric (CONGA §2.5), so schemes compare at equal overhead.
+    #[serde(default)]
+    pub overlay: Overlay,
+}
+
+/// When packets crossing the fabric are encapsulated (`switch.overlay`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Overlay {
+    /// Only for schemes that carry state in the overlay header.
+    #[default]
+    Scheme,
+    /// Every packet between two leaves (an overlay fabric).
+    Always,
 }
 fn default_dre_period() -> Duration {
     Duration(20 * crate::units::PS_PER_US)
@@ -122,6 +138,7 @@ impl Default for SwitchConfig {
             shared_alpha: default_alpha(),
             dre_period: default_dre_period(),
             dre_alpha: default_dre_alpha(),
+            overlay: Overlay::Scheme,
         }
     }
 }

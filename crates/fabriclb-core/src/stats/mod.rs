@@ -420,6 +420,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "timeouts": timeouts,
         "connections": sim.conns.len(),
         "lb": sim.lb_counters(),
+        "failure_links": sim.failure_links(),
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
     });
     RunResult {
