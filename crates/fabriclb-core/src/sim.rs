@@ -582,7 +582,6 @@ impl Sim {
         }
     }
 
-    /// Run to the end and produce the records.
     /// Every directed link a `[[failures]]` entry acts on, `random:N` resolved, by name in link
     /// order (the summary's `failure_links`: which links a random failure picked).
     pub(crate) fn failure_links(&self) -> Vec<String> {
@@ -607,6 +606,7 @@ impl Sim {
         m.into()
     }
 
+    /// Run to the end and produce the records.
     pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
         let t0 = std::time::Instant::now();
         let horizon = self.end_time.max(1) as f64;
