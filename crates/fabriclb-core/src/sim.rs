@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::lb::{Balancer, BuildCtx, LbView, OverlayMode};
 use crate::net::dre::DreParams;
 use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR};
-use crate::net::port::{Enqueue, Port};
+use crate::net::port::{Enqueue, Port, PortMark};
 use crate::net::routing::Routes;
 use crate::net::topology::{Graph, Role};
 use crate::rng::{stream, Rng};
@@ -262,6 +262,9 @@ pub struct Sim {
     pcap_links: Vec<bool>,
     pub(crate) wall_s: f64,
     pub(crate) sim_end: Time,
+    /// Every port's marks at the start and the end of the measurement interval (`warmup`,
+    /// end of arrivals): the ports table's time averages are taken between them.
+    pub(crate) interval_marks: [Vec<PortMark>; 2],
 }
 
 impl Sim {
@@ -533,6 +536,7 @@ impl Sim {
             pcap_links,
             wall_s: 0.0,
             sim_end: 0,
+            interval_marks: Default::default(),
             ports,
             tcp,
             g,
@@ -580,6 +584,10 @@ impl Sim {
                 "event {ev:?} scheduled at {t} ps, before the current time {now} ps"
             ));
         }
+    }
+
+    fn mark_ports(&mut self, which: usize, now: Time) {
+        self.interval_marks[which] = self.ports.iter_mut().map(|p| p.mark(now)).collect();
     }
 
     /// Every directed link a `[[failures]]` entry acts on, `random:N` resolved, by name in link
@@ -644,7 +652,13 @@ impl Sim {
         let now = self.q.now().min(self.end_time);
         self.sim_end = now;
         if !self.arrivals_done {
+            // The events ran out before the end of arrivals: the interval ends here.
             self.c.app_bytes_at_end = self.c.app_bytes;
+            for which in 0..2 {
+                if self.interval_marks[which].is_empty() {
+                    self.mark_ports(which, now);
+                }
+            }
         }
         for p in self.ports.iter_mut() {
             p.settle(now);
@@ -813,6 +827,7 @@ impl Sim {
                     self.c.app_bytes_at_end = self.c.app_bytes;
                     self.arrivals_done = true;
                 }
+                self.mark_ports(which as usize, now);
             }
         }
     }

@@ -486,3 +486,30 @@ dst = ["R"]
         "dynamic threshold alpha=1 caps at half the pool: {mq_s}"
     );
 }
+
+#[test]
+fn port_averages_cover_the_measurement_interval_only() {
+    // A 2.5 MB flow (~2 ms) fills its sender's NIC queue before the warm-up ends; a 1.25 MB
+    // flow (1 ms at 10 Gbps) to H5 runs inside the interval [6 ms, 10 ms]. The run ends at
+    // 10 ms, when everything has finished. Counters (`max_queue_bytes`, `tx_bytes`) cover the
+    // run; the time averages (`mean_queue_bytes`, `utilization`) the interval alone.
+    let toml = format!(
+        r#"duration = "10ms"
+warmup = "6ms"
+drain = "100ms"
+{LEAF_SPINE}
+[[workload]]
+pattern = "explicit"
+flows = [{{src = "H0", dst = "H4", size = "2.5MB"}}, {{src = "H2", dst = "H5", size = "1.25MB", start = "6ms"}}]
+"#
+    );
+    let r = run(&toml);
+    assert_eq!(f64s(&r, "flows", "finished"), vec![1.0, 1.0]);
+    assert!(port_value(&r, "H0->L0#0", "max_queue_bytes") > 10_000.0);
+    assert!(port_value(&r, "H0->L0#0", "tx_bytes") > 2.5e6);
+    assert_eq!(port_value(&r, "H0->L0#0", "mean_queue_bytes"), 0.0);
+    assert_eq!(port_value(&r, "H0->L0#0", "utilization"), 0.0);
+    // 1.25 MB of payload in frames over 4 ms of 10 Gbps: ~0.26 (over the whole 10 ms: ~0.1).
+    let util = port_value(&r, "L1->H5#0", "utilization");
+    assert!((0.25..0.28).contains(&util), "utilization {util}");
+}

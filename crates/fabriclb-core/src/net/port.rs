@@ -38,6 +38,18 @@ pub struct PortStats {
     pub wire_losses: u64,
 }
 
+/// What a port's time averages need at one instant (see [`Port::mark`]): the averages over an
+/// interval are differences of two marks.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PortMark {
+    /// ∫ queue bytes dt from time 0 up to the mark, byte-picoseconds.
+    pub q_area: u128,
+    /// Bytes fully transmitted up to the mark.
+    pub tx_bytes: u64,
+    /// The histogram's time per bin up to the mark (empty without a histogram).
+    pub hist_ps: Vec<u64>,
+}
+
 /// Time-weighted histogram of the queue length, in bins of `bin_bytes`.
 #[derive(Clone, Debug)]
 pub struct QueueHist {
@@ -159,6 +171,18 @@ impl Port {
         }
     }
 
+    /// The counters behind the time averages, as of `now` (no earlier than the last event seen).
+    /// `q_integral` already holds each queued packet's share up to its end time: take back
+    /// what lies beyond `now`.
+    pub fn mark(&mut self, now: Time) -> PortMark {
+        self.advance(now);
+        PortMark {
+            q_area: self.q_integral - self.area_beyond(now),
+            tx_bytes: self.stats().tx_bytes,
+            hist_ps: self.hist.as_ref().map_or(vec![], |h| h.time_ps.clone()),
+        }
+    }
+
     /// Gray failure: each packet sent is lost on the wire with probability `p` (0 = healthy).
     pub fn set_loss(&mut self, p: f64) {
         self.loss = p;
@@ -250,19 +274,24 @@ impl Port {
         Enqueue::Sent { end, marked }
     }
 
+    /// The part of `q_integral` that lies after `now` (after `advance(now)`): the queued
+    /// packets' bytes times their remaining time in the queue.
+    fn area_beyond(&self, now: Time) -> u128 {
+        std::iter::once((self.head_end, self.head_bytes))
+            .filter(|&(end, _)| end != Time::MAX)
+            .chain(self.ring.iter().copied())
+            .map(|(end, bytes)| bytes as u128 * (end - now) as u128)
+            .sum()
+    }
+
     /// Empty the queue at `now` (after `advance(now)`): the queued packets count as never
     /// sent, and their shares of the integral beyond `now` are taken back. Returns the bytes
     /// removed.
     fn clear_queue(&mut self, now: Time) -> u64 {
-        let mut beyond = 0u128;
         if self.head_end != Time::MAX {
-            beyond += self.head_bytes as u128 * (self.head_end - now) as u128;
             self.unsent_pkts += 1 + self.ring.len() as u64;
         }
-        for &(end, bytes) in &self.ring {
-            beyond += bytes as u128 * (end - now) as u128;
-        }
-        self.q_integral -= beyond;
+        self.q_integral -= self.area_beyond(now);
         self.head_end = Time::MAX;
         self.ring.clear();
         self.unsent_bytes += self.q_bytes;
@@ -381,6 +410,39 @@ mod tests {
             }
             assert_eq!(p.stats().q_integral, want, "fail={fail}");
             assert_eq!(p.q_bytes, 0);
+        }
+    }
+
+    #[test]
+    fn marks_cover_the_queue_up_to_their_instant_only() {
+        // Three packets queued at 0 (each one `ser` on the wire). (mark time, area so far,
+        // bytes fully sent so far, histogram so far: 0, 1, 2, 3+ packets).
+        let ser = ser_ps(1538, G10);
+        let f = 1518u128;
+        let s = ser as u128;
+        let cases = [
+            (0, 0, 0, vec![0, 0, 0, 0]),
+            (ser / 2, 3 * f * s / 2, 0, vec![0, 0, 0, ser / 2]),
+            (ser, 3 * f * s, 1518, vec![0, 0, 0, ser]),
+            (
+                2 * ser + ser / 2,
+                3 * f * s + 2 * f * s + f * s / 2,
+                2 * 1518,
+                vec![0, ser / 2, ser, ser],
+            ),
+            (5 * ser, 6 * f * s, 3 * 1518, vec![2 * ser, ser, ser, ser]),
+        ];
+        for (t, area, tx, hist) in cases {
+            let mut p = Port::new(G10, 0, 1 << 30, 0);
+            p.record_histogram(1518, 4);
+            for _ in 0..3 {
+                p.offer(0, 1518, 1538, false, p.cap_bytes);
+            }
+            let m = p.mark(t);
+            assert_eq!((m.q_area, m.tx_bytes, m.hist_ps), (area, tx, hist), "t={t}");
+            // A mark changes nothing: the whole-run integral is still complete at the end.
+            p.settle(10 * ser);
+            assert_eq!(p.stats().q_integral, 6 * f * s, "t={t}");
         }
     }
 

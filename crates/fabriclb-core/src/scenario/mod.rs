@@ -33,7 +33,9 @@ pub struct Scenario {
     pub seed: u64,
     /// Simulated time during which flows arrive (e.g. "200ms").
     pub duration: Duration,
-    /// Flows that start before this time are run but left out of the summaries.
+    /// Flows that start before this time are run but left out of the summaries; the ports'
+    /// time averages (mean queue, utilization, queue distribution) and the goodput cover the
+    /// measurement interval from here to `duration`.
     #[serde(default = "zero_dur")]
     pub warmup: Duration,
     /// After `duration`, the run continues without new arrivals for at most this long so that

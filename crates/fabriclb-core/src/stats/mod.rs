@@ -250,9 +250,13 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     t.push("warmup", Column::U64(inwarm));
     let flows = t;
 
-    // Ports.
+    // Ports: counters over the whole run, time averages over the measurement interval.
+    let meas_ps = sim
+        .end_arrivals
+        .min(sim.sim_end)
+        .saturating_sub(warm)
+        .max(1) as f64;
     let mut pt = Table::default();
-    let dur = sim.sim_end.max(1) as f64;
     let mut name = vec![];
     let (mut from, mut to, mut kind) = (vec![], vec![], vec![]);
     let (
@@ -296,8 +300,9 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         marks.push(ps.ecn_marks);
         losses.push(ps.wire_losses);
         maxq.push(ps.max_q_bytes);
-        avgq.push(ps.q_integral as f64 / dur);
-        util.push(ps.tx_bytes as f64 * 8.0 / (dur * 1e-12) / d.rate_bps as f64);
+        let [m0, m1] = [&sim.interval_marks[0][l], &sim.interval_marks[1][l]];
+        avgq.push((m1.q_area - m0.q_area) as f64 / meas_ps);
+        util.push((m1.tx_bytes - m0.tx_bytes) as f64 * 8.0 / (meas_ps * 1e-12) / d.rate_bps as f64);
     }
     pt.push("link", Column::Str(name));
     pt.push("from", Column::Str(from));
@@ -331,8 +336,15 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let (mut ql, mut qb, mut qlo, mut qtime, mut qfrac) = (vec![], vec![], vec![], vec![], vec![]);
     for (l, port) in sim.ports.iter().enumerate() {
         if let Some(h) = port.histogram() {
-            let total: u64 = h.time_ps.iter().sum::<u64>().max(1);
-            for (b, &tps) in h.time_ps.iter().enumerate() {
+            let [m0, m1] = [&sim.interval_marks[0][l], &sim.interval_marks[1][l]];
+            let in_interval: Vec<u64> = m1
+                .hist_ps
+                .iter()
+                .zip(&m0.hist_ps)
+                .map(|(b, a)| b - a)
+                .collect();
+            let total: u64 = in_interval.iter().sum::<u64>().max(1);
+            for (b, &tps) in in_interval.iter().enumerate() {
                 ql.push(g.link_name(l as u32));
                 qb.push(b as u64);
                 qlo.push(b as u64 * h.bin_bytes);
@@ -358,11 +370,6 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
 
     // Summary.
     let c = &sim.c;
-    let meas_ps = sim
-        .end_arrivals
-        .min(sim.sim_end)
-        .saturating_sub(warm)
-        .max(1) as f64;
     let goodput =
         (c.app_bytes_at_end - c.app_bytes_at_warmup) as f64 * 8.0 / (meas_ps * 1e-12) / 1e9;
     let mut fct = serde_json::Map::new();
