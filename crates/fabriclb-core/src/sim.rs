@@ -22,7 +22,7 @@ use crate::engine::EventQueue;
 use crate::error::Error;
 use crate::lb::{Balancer, BuildCtx, LbView, OverlayMode};
 use crate::net::dre::DreParams;
-use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR};
+use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR, PREAMBLE_IFG};
 use crate::net::port::{Enqueue, Port, PortMark};
 use crate::net::routing::Routes;
 use crate::net::topology::{Graph, Role};
@@ -31,6 +31,7 @@ use crate::scenario::{FailureKind, Scenario};
 use crate::transport::tcp::{AppRate, Conn, Events, NEVER};
 use crate::transport::TcpParams;
 use crate::units::Time;
+use crate::workload::arrivals::WireCost;
 use crate::workload::{ConnPolicy, FlowSpec, GenCtx};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -429,21 +430,6 @@ impl Sim {
         }
         changes.sort_by_key(|c| c.t);
 
-        // Workload.
-        let mut specs = vec![];
-        for (i, w) in sc.workload.iter().enumerate() {
-            let mut rng = Rng::new(sc.seed, stream::WORKLOAD + i as u64);
-            let ctx = GenCtx {
-                g: &g,
-                duration_ps: sc.duration.0,
-                workload: i as u16,
-                base_dir: None,
-            };
-            w.generate(&format!("workload[{i}]"), &ctx, &mut rng, &mut specs)?;
-        }
-        specs.retain(|s| s.start_ps < sc.duration.0);
-        specs.sort_by_key(|s| s.start_ps);
-
         let lb = sc.scheme.build(&BuildCtx {
             g: &g,
             seed: sc.seed,
@@ -460,6 +446,34 @@ impl Sim {
             crate::scenario::Overlay::Always => OverlayMode::Leaf,
             crate::scenario::Overlay::Scheme => lb.overlay(),
         };
+
+        // Workload (after the overlay is known: a load in wire bytes counts its header).
+        let host_overhead_bytes = frame_bytes(tcp.mss) - tcp.mss + PREAMBLE_IFG;
+        let wire = WireCost {
+            mss_bytes: tcp.mss,
+            host_overhead_bytes,
+            fabric_overhead_bytes: host_overhead_bytes
+                + if overlay == OverlayMode::Leaf {
+                    OVERLAY_HDR
+                } else {
+                    0
+                },
+        };
+        // Workload.
+        let mut specs = vec![];
+        for (i, w) in sc.workload.iter().enumerate() {
+            let mut rng = Rng::new(sc.seed, stream::WORKLOAD + i as u64);
+            let ctx = GenCtx {
+                g: &g,
+                duration_ps: sc.duration.0,
+                workload: i as u16,
+                base_dir: None,
+                wire,
+            };
+            w.generate(&format!("workload[{i}]"), &ctx, &mut rng, &mut specs)?;
+        }
+        specs.retain(|s| s.start_ps < sc.duration.0);
+        specs.sort_by_key(|s| s.start_ps);
         let leaf_uplinks = g
             .nodes
             .iter()

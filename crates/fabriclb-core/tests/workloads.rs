@@ -10,6 +10,7 @@ use fabriclb_core::net::topology::Graph;
 use fabriclb_core::rng::{stream, Rng};
 use fabriclb_core::scenario::{Format, Scenario};
 use fabriclb_core::table::Column;
+use fabriclb_core::workload::arrivals::WireCost;
 use fabriclb_core::workload::{Cdf, CdfOptions, CdfScale, CdfUnit, ConnPolicy, FlowSpec, GenCtx};
 use fabriclb_core::Error;
 
@@ -28,6 +29,14 @@ fabric_rate = "40Gbps"
 links_per_pair = 2
 "#;
 
+/// MSS 1460; 78 bytes per segment on a host link (Ethernet, TCP/IP, preamble and gap), 128 on
+/// a fabric link (plus the 50-byte overlay header).
+const WIRE: WireCost = WireCost {
+    mss_bytes: 1460,
+    host_overhead_bytes: 78,
+    fabric_overhead_bytes: 128,
+};
+
 fn scenario(duration: &str, topology: &str, workload: &str) -> Scenario {
     let text = format!("duration = \"{duration}\"\n{topology}\n[[workload]]\n{workload}\n");
     api::load_scenario(&text, Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -42,6 +51,7 @@ fn gen_sc(sc: &Scenario, seed: u64) -> Result<(Graph, Vec<FlowSpec>), Error> {
             duration_ps: sc.duration.0,
             workload: i as u16,
             base_dir: None,
+            wire: WIRE,
         };
         let mut rng = Rng::new(seed, stream::WORKLOAD + i as u64);
         w.generate(&format!("workload[{i}]"), &ctx, &mut rng, &mut out)?;
@@ -380,6 +390,44 @@ fn offered_load_matches_target_for_every_cdf_and_both_bases() {
         }
     }
     println!("{}", report.join("\n"));
+}
+
+#[test]
+fn wire_loads_count_each_segments_headers_on_the_basis_links() {
+    // (flow sizes, basis, C bits/s, wire bytes per segment beyond the payload, duration in s
+    // for ~10^5 flows). 10 kB flows are 7 segments: on the fabric 10 000 + 7 × 128 bytes, 9%
+    // above their payload; 700 B exponential flows are mostly one segment, 20% above.
+    let cases = [
+        ("size = \"10KB\"", "fabric", 320e9, 128u64, 0.05),
+        ("size = \"10KB\"", "host", 640e9, 78, 0.03),
+        ("cdf = \"web-search\"", "fabric", 320e9, 128, 20.0),
+        (
+            "size = \"700B\"\nsize_dist = \"exponential\"",
+            "fabric",
+            320e9,
+            128,
+            0.02,
+        ),
+    ];
+    for (sizes, basis, cap, overhead, dur) in cases {
+        let w = format!("pattern = \"client-server\"\nload = 0.5\nload_basis = \"{basis}\"\nload_bytes = \"wire\"\n{sizes}");
+        let (_, flows) = gen_sc(&scenario(&format!("{dur}s"), TESTBED, &w), 7).unwrap();
+        let wire_bytes: u64 = flows
+            .iter()
+            .map(|f| f.size_bytes + f.size_bytes.div_ceil(1460) * overhead)
+            .sum();
+        let err = wire_bytes as f64 * 8.0 / dur / (0.5 * cap) - 1.0;
+        println!(
+            "{sizes:40?} {basis:6} flows {:>8} error {:+.2}%",
+            flows.len(),
+            err * 100.0
+        );
+        assert!(
+            err.abs() < 0.02,
+            "{sizes} {basis}: wire load off by {:+.2}%",
+            err * 100.0
+        );
+    }
 }
 
 #[test]

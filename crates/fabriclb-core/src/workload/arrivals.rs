@@ -40,6 +40,29 @@ pub enum LoadBasis {
     Fabric,
 }
 
+/// Which bytes a target `load` counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadBytes {
+    /// The flow sizes, as the application counts them.
+    #[default]
+    Payload,
+    /// The bytes the data segments take on the links `load_basis` names: payload, TCP/IP and
+    /// Ethernet headers, preamble and inter-frame gap, and on fabric links the overlay header
+    /// when the fabric encapsulates. At this load the data fill that fraction of the links.
+    Wire,
+}
+
+/// What a data segment costs on the wire beyond its payload (for `load_bytes = "wire"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireCost {
+    pub mss_bytes: u32,
+    /// On a host link.
+    pub host_overhead_bytes: u32,
+    /// On a link between switches (with the overlay header when the fabric encapsulates).
+    pub fabric_overhead_bytes: u32,
+}
+
 /// Shape of flow sizes given by `size` (instead of a CDF).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -329,27 +352,36 @@ pub fn basis_capacity_bps(
     Ok(c as f64)
 }
 
+/// How a target load is stated: the fraction, of which capacity, counting which bytes.
+pub struct Load {
+    pub load: f64,
+    pub basis: LoadBasis,
+    pub capacity: Option<Rate>,
+    pub bytes: LoadBytes,
+}
+
 /// Aggregate arrival rate (flows/s) for a target load.
-#[allow(clippy::too_many_arguments)]
 pub fn arrival_rate(
     ctx: &GenCtx,
     path: &str,
-    load: f64,
-    basis: LoadBasis,
-    capacity: Option<Rate>,
+    target: &Load,
     senders: &[u32],
     p_cross: f64,
-    mean_bytes: f64,
+    law: &SizeLaw,
 ) -> Result<f64, Error> {
-    let c = basis_capacity_bps(ctx.g, basis, senders, capacity, path)?;
-    let p = match basis {
-        LoadBasis::Host => 1.0,
-        LoadBasis::Fabric => p_cross,
+    let c = basis_capacity_bps(ctx.g, target.basis, senders, target.capacity, path)?;
+    let (p, overhead) = match target.basis {
+        LoadBasis::Host => (1.0, ctx.wire.host_overhead_bytes),
+        LoadBasis::Fabric => (p_cross, ctx.wire.fabric_overhead_bytes),
     };
     if p <= 0.0 {
         return Err(Error::config(&format!("{path}.load_basis"), "no flow of this pattern crosses the fabric (all pairs are under one ToR), so a fabric load is undefined; use \"host\""));
     }
-    Ok(load * c / (8.0 * mean_bytes * p))
+    let mean_bytes = match target.bytes {
+        LoadBytes::Payload => law.mean(),
+        LoadBytes::Wire => law.mean() + overhead as f64 * law.mean_segments(ctx.wire.mss_bytes),
+    };
+    Ok(target.load * c / (8.0 * mean_bytes * p))
 }
 
 /// Poisson arrivals at `rate` flows/s over [0, ctx.duration_ps); each arrival draws a pair

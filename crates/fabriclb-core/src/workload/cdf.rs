@@ -327,6 +327,28 @@ impl SizeLaw {
             SizeLaw::Exponential(m) => *m,
         }
     }
+    /// E[⌈S / mss⌉]: the mean number of segments of a flow. For a CDF this is E[S]/mss plus
+    /// the mean rounding-up, which lies in [0, 1) and matters for small flows only, so a
+    /// midpoint rule over 2^16 quantiles computes it to well under a segment.
+    pub fn mean_segments(&self, mss: u32) -> f64 {
+        let m = mss.max(1) as f64;
+        let segs = |s: f64| (s / m).ceil();
+        match self {
+            SizeLaw::Cdf(c) => {
+                const N: usize = 1 << 16;
+                let round_up: f64 = (0..N)
+                    .map(|i| {
+                        let s = c.quantile((i as f64 + 0.5) / N as f64).round().max(1.0);
+                        segs(s) - s / m
+                    })
+                    .sum();
+                c.mean() / m + round_up / N as f64
+            }
+            SizeLaw::Fixed(s) => segs(*s as f64),
+            // ⌈X/m⌉ of an exponential X is geometric on {1, 2, ...}.
+            SizeLaw::Exponential(mean) => 1.0 / (1.0 - (-m / mean).exp()),
+        }
+    }
     /// Draw a size in bytes (at least 1).
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         match self {
@@ -340,6 +362,39 @@ impl SizeLaw {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mean_segments_of_each_size_law() {
+        // (law, E[ceil(S / 1460)])
+        let exact = [
+            (SizeLaw::Fixed(1), 1.0),
+            (SizeLaw::Fixed(1460), 1.0),
+            (SizeLaw::Fixed(1461), 2.0),
+            (SizeLaw::Fixed(10_000), 7.0),
+            (SizeLaw::Exponential(1460.0), 1.0 / (1.0 - (-1.0f64).exp())),
+        ];
+        for (law, want) in exact {
+            assert!((law.mean_segments(1460) - want).abs() < 1e-12, "{law:?}");
+        }
+        // CDFs: against the mean over 10^6 draws (standard error < 0.7% for data-mining).
+        for name in ["web-search", "data-mining"] {
+            let law = SizeLaw::Cdf(Cdf::builtin(name).unwrap());
+            let mut rng = Rng::new(1, 0);
+            let n = 1_000_000;
+            let drawn: f64 = (0..n)
+                .map(|_| law.sample(&mut rng).div_ceil(1460) as f64)
+                .sum::<f64>()
+                / n as f64;
+            let got = law.mean_segments(1460);
+            assert!(
+                (got / drawn - 1.0).abs() < 0.03,
+                "{name}: {got} vs drawn {drawn}"
+            );
+            // Above E[S]/mss by less than one segment.
+            let lo = law.mean() / 1460.0;
+            assert!(got > lo && got < lo + 1.0, "{name}: {got} vs {lo}");
+        }
+    }
 
     #[test]
     fn builtins_parse_and_have_the_readme_means() {

@@ -10,7 +10,9 @@
 //! `load_basis = "fabric"`, this is the paper's setup: all traffic crosses the spine, and the
 //! load is a fraction of the leaves' uplink capacity.
 
-use super::arrivals::{self, default_packet_size, LoadBasis, PairSampler, SizeDist, SizeFields};
+use super::arrivals::{
+    self, default_packet_size, LoadBasis, LoadBytes, PairSampler, SizeDist, SizeFields,
+};
 use super::cdf::{CdfScale, CdfUnit};
 use super::{ConnPolicy, FlowSpec, GenCtx, Pattern};
 use crate::error::Error;
@@ -33,6 +35,11 @@ pub struct ClientServerConfig {
     /// baseline capacity when links are missing or failed.
     #[serde(default)]
     pub capacity: Option<Rate>,
+    /// Which bytes `load` counts: "payload" (default: the flow sizes) or "wire" (the data
+    /// segments with their headers, preamble and gap, and the overlay header on fabric links
+    /// when the fabric encapsulates: at this load the data fill that fraction of the links).
+    #[serde(default)]
+    pub load_bytes: LoadBytes,
     /// Flow-size CDF: "web-search", "data-mining", "enterprise", "hadoop", or a file path
     /// (relative to the current directory). Exactly one of `cdf` and `size`.
     #[serde(default)]
@@ -120,16 +127,14 @@ impl Pattern for ClientServerConfig {
             path,
             ("client", "server"),
         )?;
-        let rate = arrivals::arrival_rate(
-            ctx,
-            path,
-            self.load,
-            self.load_basis,
-            self.capacity,
-            pairs.seconds(),
-            pairs.p_cross(),
-            law.mean(),
-        )?;
+        let target = arrivals::Load {
+            load: self.load,
+            basis: self.load_basis,
+            capacity: self.capacity,
+            bytes: self.load_bytes,
+        };
+        let rate =
+            arrivals::arrival_rate(ctx, path, &target, pairs.seconds(), pairs.p_cross(), &law)?;
         let conn = ConnPolicy::Persistent {
             per_pair: self.connections_per_pair,
         };

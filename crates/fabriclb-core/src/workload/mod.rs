@@ -78,6 +78,8 @@ pub struct GenCtx<'a> {
     pub workload: u16,
     /// Path of the scenario file, to resolve relative CDF paths (None for dicts).
     pub base_dir: Option<&'a std::path::Path>,
+    /// What a data segment costs on the wire (for loads counted in wire bytes).
+    pub wire: arrivals::WireCost,
 }
 
 /// A traffic pattern.

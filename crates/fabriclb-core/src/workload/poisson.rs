@@ -3,7 +3,9 @@
 //! destination uniformly among the `dst` hosts other than the source (with `cross_tor`, only
 //! those under another ToR); sizes come from the CDF (or a fixed / exponential `size`).
 
-use super::arrivals::{self, default_packet_size, LoadBasis, PairSampler, SizeDist, SizeFields};
+use super::arrivals::{
+    self, default_packet_size, LoadBasis, LoadBytes, PairSampler, SizeDist, SizeFields,
+};
 use super::cdf::{CdfScale, CdfUnit};
 use super::{ConnPolicy, FlowSpec, GenCtx, Pattern};
 use crate::error::Error;
@@ -25,6 +27,11 @@ pub struct PoissonConfig {
     /// Capacity that `load` is a fraction of, replacing the one computed from the topology.
     #[serde(default)]
     pub capacity: Option<Rate>,
+    /// Which bytes `load` counts: "payload" (default: the flow sizes) or "wire" (the data
+    /// segments with their headers, preamble and gap, and the overlay header on fabric links
+    /// when the fabric encapsulates: at this load the data fill that fraction of the links).
+    #[serde(default)]
+    pub load_bytes: LoadBytes,
     /// Flow-size CDF: "web-search", "data-mining", "enterprise", "hadoop", or a file path
     /// (relative to the current directory). Exactly one of `cdf` and `size`.
     #[serde(default)]
@@ -95,16 +102,14 @@ impl Pattern for PoissonConfig {
             path,
             ("source", "destination"),
         )?;
-        let rate = arrivals::arrival_rate(
-            ctx,
-            path,
-            self.load,
-            self.load_basis,
-            self.capacity,
-            pairs.firsts(),
-            pairs.p_cross(),
-            law.mean(),
-        )?;
+        let target = arrivals::Load {
+            load: self.load,
+            basis: self.load_basis,
+            capacity: self.capacity,
+            bytes: self.load_bytes,
+        };
+        let rate =
+            arrivals::arrival_rate(ctx, path, &target, pairs.firsts(), pairs.p_cross(), &law)?;
         arrivals::poisson_flows(
             ctx,
             path,
