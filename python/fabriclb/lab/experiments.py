@@ -1087,7 +1087,7 @@ def _eman7_compare(red: Reduction) -> Tuple[str, str]:
 
 _TESTBED_NOTES = (
     "Topology names: paper's Leaf 0/1, Spine 0/1 are our L0/L1, S0/S1 (same numbering); hosts H0-H31 under L0, H32-H63 under L1.",
-    "Load is a fraction of the 160 Gbps leaf-uplink capacity (all traffic crosses the spine: clients under L0 use servers under L1 and vice versa).",
+    "Load is a fraction of the 160 Gbps leaf-uplink capacity, counted in bytes on the wire (all traffic crosses the spine: clients under L0 use servers under L1 and vice versa).",
     "Run length and drain rules: docs/LAB.md. Means are over finished flows that started after the warm-up; the `unfinished` column counts the others.",
     "MPTCP joins the grid automatically once the core has an `mptcp` scheme.",
 )
