@@ -459,7 +459,6 @@ impl Sim {
                     0
                 },
         };
-        // Workload.
         let mut specs = vec![];
         for (i, w) in sc.workload.iter().enumerate() {
             let mut rng = Rng::new(sc.seed, stream::WORKLOAD + i as u64);

@@ -530,7 +530,7 @@ def _fig10_compare(red: Reduction) -> Tuple[str, str]:
 
 def _fig11_grid(ctx: Ctx) -> List[PointSpec]:
     """Both workloads; data-mining with the long run length, and in the quick form at 50-70%
-    for ECMP and CONGA only (~35 minutes on 2 cores)."""
+    for ECMP and CONGA only (~25 minutes on 2 cores)."""
     pts: List[PointSpec] = []
     for wl in (["enterprise", "data-mining"] if ctx.mode != "smoke" else ["enterprise"]):
         dm = wl == "data-mining"
