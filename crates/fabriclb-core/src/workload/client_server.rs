@@ -35,9 +35,7 @@ pub struct ClientServerConfig {
     /// baseline capacity when links are missing or failed.
     #[serde(default)]
     pub capacity: Option<Rate>,
-    /// Which bytes `load` counts: "payload" (default: the flow sizes) or "wire" (the data
-    /// segments with their headers, preamble and gap, and the overlay header on fabric links
-    /// when the fabric encapsulates: at this load the data fill that fraction of the links).
+    /// Which bytes `load` counts: "payload" (default) or "wire" (see workloads/README.md).
     #[serde(default)]
     pub load_bytes: LoadBytes,
     /// Flow-size CDF: "web-search", "data-mining", "enterprise", "hadoop", or a file path

@@ -27,9 +27,7 @@ pub struct PoissonConfig {
     /// Capacity that `load` is a fraction of, replacing the one computed from the topology.
     #[serde(default)]
     pub capacity: Option<Rate>,
-    /// Which bytes `load` counts: "payload" (default: the flow sizes) or "wire" (the data
-    /// segments with their headers, preamble and gap, and the overlay header on fabric links
-    /// when the fabric encapsulates: at this load the data fill that fraction of the links).
+    /// Which bytes `load` counts: "payload" (default) or "wire" (see workloads/README.md).
     #[serde(default)]
     pub load_bytes: LoadBytes,
     /// Flow-size CDF: "web-search", "data-mining", "enterprise", "hadoop", or a file path
