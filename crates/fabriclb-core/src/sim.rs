@@ -964,19 +964,29 @@ impl Sim {
     /// Put the packets TCP produced on `host`'s NIC.
     fn emit_out(&mut self, now: Time, conn: u32, host: u32) {
         let mut out = std::mem::take(&mut self.out);
+        // TSQ needs to know when the NIC will have sent each of the sender's data segments.
+        let tsq = self.tcp.tsq_bytes > 0 && host == self.conns[conn as usize].src;
         for mut pk in out.drain(..) {
             pk.conn = conn;
             self.c.sent += 1;
+            let payload = pk.payload;
             let id = self.arena.alloc(pk);
             let link = self.g.host_uplink[host as usize];
-            self.transmit(now, link, id);
+            let end = self.transmit(now, link, id);
+            if let (true, Some(end)) = (tsq && payload > 0, end) {
+                self.conns[conn as usize].nic_accepted(end, payload);
+            }
         }
         self.out = out;
+        if tsq {
+            self.conns[conn as usize].arm_tsq_wakeup();
+        }
     }
 
-    /// Offer packet `id` to output port `link` at `now`.
+    /// Offer packet `id` to output port `link` at `now`; the time its last bit leaves, unless
+    /// the port dropped it.
     #[inline]
-    fn transmit(&mut self, now: Time, link: u32, id: PktId) {
+    fn transmit(&mut self, now: Time, link: u32, id: PktId) -> Option<Time> {
         let li = link as usize;
         let limit = match self.shared {
             Some((pool, alpha)) if !self.g.is_host(self.g.links[li].from) => {
@@ -1021,8 +1031,12 @@ impl Sim {
                 }
                 p.link_epoch = epoch;
                 self.schedule(arrive, Ev::Arrive { pkt: id, link });
+                Some(end)
             }
-            Enqueue::Dropped => self.drop_packet(id),
+            Enqueue::Dropped => {
+                self.drop_packet(id);
+                None
+            }
         }
     }
 
@@ -1161,7 +1175,7 @@ impl Sim {
         }
         let p = self.arena.get_mut(id);
         p.path_hash = p.path_hash.wrapping_mul(0x9E37_79B1).wrapping_add(out + 1);
-        self.transmit(now, out, id);
+        let _ = self.transmit(now, out, id);
     }
 
     fn deliver(&mut self, now: Time, id: PktId) {

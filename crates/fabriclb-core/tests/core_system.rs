@@ -513,3 +513,61 @@ flows = [{{src = "H0", dst = "H4", size = "2.5MB"}}, {{src = "H2", dst = "H5", s
     let util = port_value(&r, "L1->H5#0", "utilization");
     assert!((0.25..0.28).contains(&util), "utilization {util}");
 }
+
+/// TCP Small Queues: a host sending four long flows through its own NIC (the bottleneck) keeps
+/// its NIC queue near 4 x the limit instead of the four windows, still fills the NIC, and a
+/// short flow it starts later no longer waits behind the long ones' windows.
+#[test]
+fn tsq_bounds_the_senders_nic_queue_without_costing_throughput() {
+    let run_with = |tsq: &str| {
+        run(&format!(
+            r#"
+duration = "30ms"
+warmup = "10ms"
+[topology]
+kind = "explicit"
+switches = [{{name = "S", role = "leaf"}}]
+hosts = [{{name = "A", attach = "S", rate = "10Gbps"}}, {{name = "B", attach = "S", rate = "10Gbps", count = 4}}]
+links = []
+[switch]
+buffer = "1000pkt"
+[transport]
+cc = "cubic"
+tsq = "{tsq}"
+[[workload]]
+pattern = "explicit"
+flows = [{{src = "A", dst = "B0"}}, {{src = "A", dst = "B1"}}, {{src = "A", dst = "B2"}},
+         {{src = "A", dst = "B3"}}, {{src = "A", dst = "B0", size = "20KB", start = "20ms"}}]
+"#
+        ))
+    };
+    let (off, on) = (run_with("0B"), run_with("128KiB"));
+    let nic_q = |r: &RunResult| port_value(r, "A->S#0", "max_queue_bytes");
+    let nic_util = |r: &RunResult| port_value(r, "A->S#0", "utilization");
+    let short_fct = |r: &RunResult| *f64s(r, "flows", "fct_lb_ms").last().unwrap();
+    // Per long flow: the limit plus the segment that crosses it, in frames (1538 wire bytes
+    // per 1460-byte segment); plus the short flow's first window of 10 segments.
+    let bound = 4.0 * (131_072.0 + 1_460.0) * 1_538.0 / 1_460.0 + 10.0 * 1_538.0;
+    assert!(
+        nic_q(&on) <= bound,
+        "with TSQ the NIC holds about 4 x 128 KiB, not {}",
+        nic_q(&on)
+    );
+    assert!(
+        nic_q(&off) > 4.0 * nic_q(&on),
+        "without TSQ the windows pile up in the NIC: {} vs {}",
+        nic_q(&off),
+        nic_q(&on)
+    );
+    assert!(
+        nic_util(&on) > 0.97,
+        "TSQ still fills the NIC: {}",
+        nic_util(&on)
+    );
+    assert!(
+        short_fct(&on) < 0.5 * short_fct(&off),
+        "the short flow waits behind 4 x 128 KiB, not the windows: {} vs {} ms",
+        short_fct(&on),
+        short_fct(&off)
+    );
+}

@@ -50,6 +50,12 @@ pub struct TransportConfig {
     /// many bytes (or all it has) at once, so segments leave back to back ("0B" = off).
     #[serde(default = "zero_bytes")]
     pub tso: Bytes,
+    /// TCP Small Queues (Linux since 3.6, `tcp_limit_output_bytes` = 128 KiB there): a sender
+    /// sends new data only while less than this many bytes of its data wait in its host's NIC
+    /// queue, and resumes when the NIC transmits them ("0B" = off: the NIC queue, which never
+    /// drops, holds whatever the congestion window allows).
+    #[serde(default = "zero_bytes")]
+    pub tsq: Bytes,
     /// Receive window (flow-control limit on bytes in flight).
     #[serde(default = "rwnd")]
     pub rcv_window: Bytes,
@@ -155,6 +161,7 @@ impl TransportConfig {
             cc: self.cc,
             dctcp_g: self.dctcp_g,
             tso_bytes: self.tso.0,
+            tsq_bytes: self.tsq.0,
             rwnd_bytes: self.rcv_window.0,
         }
     }
@@ -174,5 +181,6 @@ pub struct TcpParams {
     pub cc: CcKind,
     pub dctcp_g: f64,
     pub tso_bytes: u64,
+    pub tsq_bytes: u64,
     pub rwnd_bytes: u64,
 }

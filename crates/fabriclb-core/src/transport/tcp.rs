@@ -15,7 +15,9 @@
 //! - ECN (RFC 3168 / DCTCP): ECT on data, CE echoed as ECE, one reaction per window;
 //! - application data as a byte stream: messages (flows) are appended and complete when their
 //!   last byte has arrived in order at the receiver; an optional application rate limit;
-//! - TSO-style bursts (see `TcpParams::tso_bytes`).
+//! - TSO-style bursts (see `TcpParams::tso_bytes`) and TCP Small Queues (`tsq_bytes`): the
+//!   simulation reports when the host's NIC will have sent each data segment
+//!   ([`Conn::nic_accepted`]), and new data waits while the NIC holds the limit.
 //!
 //! Sequence numbers are 64-bit byte offsets from 0 and never wrap; the SYN takes no sequence
 //! space. FIN and connection teardown are not modelled. This module emits packets into an
@@ -140,8 +142,15 @@ pub struct Conn {
     /// that the retransmission itself was lost (RFC 6675 leaves this to the RTO; Linux
     /// detects it, and so do we).
     rtx_mark: u64,
-    /// Last time data was sent, for the application-rate wakeup.
+    /// When `try_send` wants to run again: the application's next data (rate limit) or,
+    /// with TSQ, the NIC sending the oldest segment it holds.
     pub app_wake: Time,
+    /// With TSQ: this sender's data segments still in its host's NIC queue, oldest first, as
+    /// (time the NIC finishes sending it, payload bytes), and their sum.
+    nic: VecDeque<(Time, u32)>,
+    nic_bytes: u64,
+    /// The last `try_send` stopped at the TSQ limit (it resumes when the NIC sends a segment).
+    tsq_blocked: bool,
     // ---- receiver ----
     pub rcv_nxt: u64,
     ooo: Vec<(u64, u64)>,
@@ -205,6 +214,9 @@ impl Conn {
             ecn_cwr_until: 0,
             rtx_mark: 0,
             app_wake: NEVER,
+            nic: VecDeque::new(),
+            nic_bytes: 0,
+            tsq_blocked: false,
             rcv_nxt: 0,
             ooo: Vec::new(),
             rcv_high: 0,
@@ -376,8 +388,16 @@ impl Conn {
         // Any wakeup computed by an earlier call is void: a stale deadline at `now` would
         // re-arm itself at the same instant forever.
         self.app_wake = NEVER;
+        self.tsq_blocked = false;
         if self.state != State::Established {
             return;
+        }
+        while let Some(&(end, bytes)) = self.nic.front() {
+            if end > now {
+                break;
+            }
+            self.nic.pop_front();
+            self.nic_bytes -= bytes as u64;
         }
         let mss = p.mss as u64;
         let cwnd = self.w.cwnd.min(p.rwnd_bytes as f64).max(mss as f64) as u64;
@@ -398,6 +418,12 @@ impl Conn {
         }
         let avail = self.available(now);
         let mut burst_checked = false;
+        // Bytes in the NIC, counting the segments already on their way into it.
+        let mut queued = if p.tsq_bytes > 0 {
+            self.nic_bytes + out.iter().map(|pk| pk.payload as u64).sum::<u64>()
+        } else {
+            0
+        };
         while !window_full {
             // Skip data the receiver already SACKed (after go-back-N).
             if let Some(r) = self
@@ -425,6 +451,11 @@ impl Conn {
             if in_flight + len > cwnd || self.snd_nxt + len - self.snd_una > p.rwnd_bytes {
                 break;
             }
+            // TSQ (Linux `tcp_small_queue_check`): no new data while the NIC holds the limit.
+            if p.tsq_bytes > 0 && queued >= p.tsq_bytes {
+                self.tsq_blocked = true;
+                break;
+            }
             if p.tso_bytes > 0 && !burst_checked && in_flight > 0 {
                 // TSO deferral: wait for room for a whole burst while ACKs are still coming.
                 let room = cwnd - in_flight;
@@ -437,6 +468,7 @@ impl Conn {
             let seq = self.snd_nxt;
             self.snd_nxt += len;
             self.send_data(now, p, seq, len, out);
+            queued += len;
         }
         // Application-rate limited: wake up when the next full segment (continuous writer) or
         // the next write exists.
@@ -448,6 +480,23 @@ impl Conn {
                     avail + 1
                 };
                 self.app_wake = r.time_of(target.min(self.app_end)).max(now + 1);
+            }
+        }
+    }
+
+    /// With TSQ: the host's NIC accepted a data segment of `bytes` payload bytes from this
+    /// sender and will have sent it at `end`.
+    pub fn nic_accepted(&mut self, end: Time, bytes: u32) {
+        self.nic.push_back((end, bytes));
+        self.nic_bytes += bytes as u64;
+    }
+
+    /// With TSQ, after the NIC took this call's segments: when `try_send` stopped at the limit,
+    /// wake it when the oldest segment leaves the NIC (Linux resumes on that TX completion).
+    pub fn arm_tsq_wakeup(&mut self) {
+        if self.tsq_blocked {
+            if let Some(&(end, _)) = self.nic.front() {
+                self.app_wake = self.app_wake.min(end);
             }
         }
     }
@@ -880,6 +929,53 @@ mod tests {
         c.try_send(800_000_000, &p, &mut out);
         assert_eq!(out.iter().map(|s| s.payload as u64).sum::<u64>(), 100_000);
         assert_eq!(c.app_wake, 1_600_000_000);
+    }
+
+    #[test]
+    fn tsq_holds_new_data_while_the_nic_holds_the_limit() {
+        // A 10-segment limit and a window of 100 segments. Each case: segments the NIC still
+        // holds (sent every 1.2 us, all accepted at t = 0), the time of the call, segments
+        // the call may send, and whether it then waits for the NIC.
+        let mut p = params(true, "newreno");
+        let mss = p.mss as u64;
+        p.tsq_bytes = 10 * mss;
+        let slot: Time = 1_200_000;
+        for (held, now, sends, blocked) in [
+            (0u64, 0, 10u64, true),     // an idle NIC: up to the limit
+            (10, 0, 0, true),           // at the limit: nothing
+            (10, slot - 1, 0, true),    // the oldest has not quite left
+            (10, 3 * slot, 3, true),    // three have left: three more
+            (10, 100 * slot, 10, true), // the NIC has drained
+            (4, 0, 6, true),            // room for six
+        ] {
+            let mut c = Conn::new(&p, 0, 1, 1, 2, true);
+            c.w.cwnd = 100.0 * mss as f64;
+            c.write(0, 1_000 * mss);
+            for i in 1..=held {
+                c.nic_accepted(i * slot, p.mss);
+            }
+            let mut out = vec![];
+            c.try_send(now, &p, &mut out);
+            assert_eq!(out.len() as u64, sends, "held {held}, at {now}");
+            assert_eq!(c.tsq_blocked, blocked, "held {held}, at {now}");
+            // The wakeup: when the oldest segment still in the NIC leaves.
+            for (k, pk) in out.iter().enumerate() {
+                c.nic_accepted(now + (held + k as u64 + 1) * slot, pk.payload);
+            }
+            c.arm_tsq_wakeup();
+            let oldest = c.nic.front().map(|e| e.0).unwrap();
+            assert!(oldest > now);
+            assert_eq!(c.app_wake, oldest, "held {held}, at {now}");
+        }
+        // Off (the default): the window alone limits.
+        p.tsq_bytes = 0;
+        let mut c = Conn::new(&p, 0, 1, 1, 2, true);
+        c.w.cwnd = 100.0 * mss as f64;
+        c.write(0, 1_000 * mss);
+        let mut out = vec![];
+        c.try_send(0, &p, &mut out);
+        assert_eq!(out.len(), 100);
+        assert_eq!(c.app_wake, NEVER);
     }
 
     #[test]
