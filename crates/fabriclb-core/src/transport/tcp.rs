@@ -933,23 +933,24 @@ mod tests {
 
     #[test]
     fn tsq_holds_new_data_while_the_nic_holds_the_limit() {
-        // A 10-segment limit and a window of 100 segments. Each case: segments the NIC still
-        // holds (sent every 1.2 us, all accepted at t = 0), the time of the call, segments
-        // the call may send, and whether it then waits for the NIC.
+        // A 10-segment limit. Each case: segments the NIC still holds (sent every 1.2 us, all
+        // accepted at t = 0), the time of the call, the window in segments, segments the call
+        // may send, and whether it stopped at the limit (and so waits for the NIC).
         let mut p = params(true, "newreno");
         let mss = p.mss as u64;
         p.tsq_bytes = 10 * mss;
         let slot: Time = 1_200_000;
-        for (held, now, sends, blocked) in [
-            (0u64, 0, 10u64, true),     // an idle NIC: up to the limit
-            (10, 0, 0, true),           // at the limit: nothing
-            (10, slot - 1, 0, true),    // the oldest has not quite left
-            (10, 3 * slot, 3, true),    // three have left: three more
-            (10, 100 * slot, 10, true), // the NIC has drained
-            (4, 0, 6, true),            // room for six
+        for (held, now, cwnd, sends, blocked) in [
+            (0u64, 0, 100, 10u64, true),     // an idle NIC: up to the limit
+            (10, 0, 100, 0, true),           // at the limit: nothing
+            (10, slot - 1, 100, 0, true),    // the oldest has not quite left
+            (10, 3 * slot, 100, 3, true),    // three have left: three more
+            (10, 100 * slot, 100, 10, true), // the NIC has drained
+            (4, 0, 100, 6, true),            // room for six
+            (0, 0, 5, 5, false),             // the window stops it first: no NIC wakeup
         ] {
             let mut c = Conn::new(&p, 0, 1, 1, 2, true);
-            c.w.cwnd = 100.0 * mss as f64;
+            c.w.cwnd = (cwnd * mss) as f64;
             c.write(0, 1_000 * mss);
             for i in 1..=held {
                 c.nic_accepted(i * slot, p.mss);
@@ -958,14 +959,15 @@ mod tests {
             c.try_send(now, &p, &mut out);
             assert_eq!(out.len() as u64, sends, "held {held}, at {now}");
             assert_eq!(c.tsq_blocked, blocked, "held {held}, at {now}");
-            // The wakeup: when the oldest segment still in the NIC leaves.
+            // The wakeup: when the oldest segment still in the NIC leaves, if it stopped there.
             for (k, pk) in out.iter().enumerate() {
                 c.nic_accepted(now + (held + k as u64 + 1) * slot, pk.payload);
             }
             c.arm_tsq_wakeup();
             let oldest = c.nic.front().map(|e| e.0).unwrap();
             assert!(oldest > now);
-            assert_eq!(c.app_wake, oldest, "held {held}, at {now}");
+            let want = if blocked { oldest } else { NEVER };
+            assert_eq!(c.app_wake, want, "held {held}, at {now}");
         }
         // Off (the default): the window alone limits.
         p.tsq_bytes = 0;
