@@ -240,7 +240,8 @@ RUN_LENGTH_FAILURE = {**RUN_LENGTH, "quick": RUN_LENGTH["full"]}
 #: at 6 s), so both forms run 6 s of arrivals after 1 s of warm-up. The drain lets every flow
 #: finish: ECMP ends the arrivals with gigabytes queued for S1->L1, and with a 2 s drain 29-49 of
 #: its flows were unfinished and counted at their lower bound, which hid the blow-up (ECMP/CONGA
-#: 1.38 and 1.33 on lower bounds at 70%, seeds 1-2; 1.50 and 1.55 with every flow finished).
+#: 1.38 and 1.33 on lower bounds at 70%, seeds 1-2, before TSQ; 1.50 and 1.55 with every flow
+#: finished).
 RUN_LENGTH_FAILURE_DM = {
     "full": {"duration": "6s", "warmup": "1s", "drain": "10s"},
     "quick": {"duration": "6s", "warmup": "1s", "drain": "10s"},
