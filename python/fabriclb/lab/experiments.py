@@ -1108,7 +1108,8 @@ _EXPERIMENTS: List[Experiment] = [
                "match = each scheme within 5% of the paper's number.",
                "Why `local` differs: the paper's 80 is a fluid equal split. Our flows are paced at 1 Gbps and never pause "
                "for T_fl = 500 µs, so `local` decides once per flow and cannot shift traffic as TCP slows the S1 path "
-               "(with 128 KB writes it shifts too much: 64-67 Gbps). docs/CONGA.md, 'Fig. 2'."),
+               "(with 128 KB writes it shifts too much: 64-67 Gbps). docs/CONGA.md, 'Fig. 2'. The fluid model "
+               "(`fabriclb reproduce conga-fluid`, docs/ANALYSIS.md §2) gives the paper's 90 / 80 / 100."),
     ),
     Experiment(
         "conga-fig3", "CONGA (SIGCOMM'14)", "Fig. 3", "the optimal split depends on the traffic matrix",
@@ -1208,6 +1209,12 @@ _EXPERIMENTS: List[Experiment] = [
         "conga-thm2", "CONGA (SIGCOMM'14)", "Theorem 2", "traffic imbalance bound vs Monte Carlo",
         "The traffic imbalance of flowlet-level random load balancing is bounded by Theorem 2's expression; the bound tracks simulation.",
         requires=("analysis:conga-thm2",), delegate="conga-thm2",
+    ),
+    Experiment(
+        "conga-fluid", "CONGA (SIGCOMM'14)", "Figs. 2 and 3 (fluid)", "the §2.4 examples as fluid fixed points",
+        "Fig. 2: ECMP 90, local 80, CONGA ~100 Gbps. Fig. 3: the right L1→L2 split depends on the L0→L2 demand, static "
+        "weights cannot serve both cases, local can be worse than ECMP in (b).",
+        requires=("analysis:conga-fluid",), delegate="conga-fluid",
     ),
     Experiment(
         "expeditus-fig1", "Expeditus (CoNEXT'14 student)", "Fig. 1", "leaf-spine: Expeditus vs CONGA-Flow and ECMP",
