@@ -24,7 +24,6 @@ use crate::net::routing::Routes;
 use crate::net::topology::Graph;
 use crate::units::Time;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 
 /// What a scheme may see of the network at a decision.
 pub struct LbView<'a> {
@@ -74,20 +73,20 @@ pub trait Balancer {
     }
 }
 
-/// The load-balancing scheme of a run (`[scheme]`, selected by `name`).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "name", rename_all = "kebab-case")]
-pub enum SchemeConfig {
-    /// Per-flow ECMP: hash of the 5-tuple (salted per switch) picks the next hop.
-    Ecmp(EcmpConfig),
-    /// Per-packet random spraying over all shortest-path next hops.
-    Spray(SprayConfig),
-    /// CONGA (T_fl = 500 µs): flowlets placed at the source leaf by leaf-to-leaf congestion feedback.
-    Conga(CongaConfig),
-    /// CONGA with T_fl = 13 ms (flowlets effectively disabled: per-flow CONGA).
-    CongaFlow(CongaConfig),
-    /// Local congestion-aware: CONGA's decision with the remote metrics ignored (CONGA §2.4).
-    Local(CongaConfig),
+crate::tagged_enum! {
+    /// The load-balancing scheme of a run (`[scheme]`, selected by `name`).
+    pub enum SchemeConfig tag = "name" {
+        /// Per-flow ECMP: hash of the 5-tuple (salted per switch) picks the next hop.
+        "ecmp" => Ecmp(EcmpConfig),
+        /// Per-packet random spraying over all shortest-path next hops.
+        "spray" => Spray(SprayConfig),
+        /// CONGA (T_fl = 500 µs): flowlets placed at the source leaf by leaf-to-leaf congestion feedback.
+        "conga" => Conga(CongaConfig),
+        /// CONGA with T_fl = 13 ms (flowlets effectively disabled: per-flow CONGA).
+        "conga-flow" => CongaFlow(CongaConfig),
+        /// Local congestion-aware: CONGA's decision with the remote metrics ignored (CONGA §2.4).
+        "local" => Local(CongaConfig),
+    }
 }
 
 impl Default for SchemeConfig {

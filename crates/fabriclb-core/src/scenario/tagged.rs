@@ -71,12 +71,12 @@ macro_rules! tagged_enum {
                 let names: &[&str] = &[$($vname),*];
                 let tag = match map.remove($tag) {
                     Some(serde_json::Value::String(s)) => s,
-                    Some(other) => return Err(D::Error::custom(format!("`{}` must be a string, one of: {}; not {}", $tag, names.join(", "), other))),
+                    Some(other) => return Err(D::Error::custom(format!("{m}{}{m}must be a string, one of: {}; not {}", $tag, names.join(", "), other, m = $crate::scenario::tagged::PATH_MARK))),
                     None => return Err(D::Error::custom(format!("missing field `{}` (one of: {})", $tag, names.join(", ")))),
                 };
                 match tag.as_str() {
                     $( $vname => $crate::scenario::tagged::inner::<$ty, D::Error>(map).map($name::$variant), )*
-                    other => Err(D::Error::custom(format!("unknown {} `{}`; allowed: {}", $tag, other, names.join(", ")))),
+                    other => Err(D::Error::custom(format!("{m}{}{m}unknown {} `{}`; allowed: {}", $tag, $tag, other, names.join(", "), m = $crate::scenario::tagged::PATH_MARK))),
                 }
             }
         }
