@@ -319,40 +319,8 @@ impl Sim {
         };
 
         // Failures: expand into a time-sorted list of link changes.
-        let mut frng = Rng::new(sc.seed, stream::FAILURES);
         let mut changes = vec![];
-        for (i, f) in sc.failures.iter().enumerate() {
-            let path = format!("failures[{i}].link");
-            let mut links = if let Some(n) = f.link.strip_prefix("random:") {
-                let n: usize = n.trim().parse().map_err(|_| {
-                    Error::config(
-                        &path,
-                        format!("'{}': random:N needs a whole number", f.link),
-                    )
-                })?;
-                // Physical fabric links, one direction each (the lower id).
-                let mut cand: Vec<u32> = (0..g.links.len() as u32)
-                    .filter(|&l| g.is_fabric(l) && l < g.links[l as usize].reverse)
-                    .collect();
-                if n > cand.len() {
-                    return Err(Error::config(
-                        &path,
-                        format!("cannot fail {n} links: the fabric has only {}", cand.len()),
-                    ));
-                }
-                frng.shuffle(&mut cand);
-                cand.truncate(n);
-                cand.sort_unstable();
-                cand
-            } else {
-                g.resolve_link(&f.link, &path)?
-            };
-            let rev: Vec<u32> = links.iter().map(|&l| g.links[l as usize].reverse).collect();
-            match f.direction.as_str() {
-                "both" => links.extend(rev),
-                "reverse" => links = rev,
-                _ => {}
-            }
+        for (i, (f, links)) in sc.failures.iter().zip(sc.failure_links(&g)?).enumerate() {
             let end = f.until.map(|d| d.0);
             match f.kind {
                 FailureKind::Down => {

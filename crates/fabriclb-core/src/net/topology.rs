@@ -239,6 +239,42 @@ impl Graph {
         }
     }
     /// A readable name of a directed link: "A->B#i".
+    /// A pair of hosts (from, to) such that no path from `from` to `to` avoids the directed
+    /// links marked in `dead`, or None when every host can reach every other. A link may be dead
+    /// in one direction only, so reachability is checked both ways from the first host.
+    pub fn unreachable_hosts(&self, dead: &[bool]) -> Option<(u32, u32)> {
+        let reach = |backward: bool| {
+            let mut seen = vec![false; self.nodes.len()];
+            let mut stack = vec![0u32];
+            seen[0] = true;
+            while let Some(u) = stack.pop() {
+                for &l in &self.nodes[u as usize].ports {
+                    // Forward: u -> v over l. Backward: v -> u over l's reverse.
+                    let live = if backward {
+                        self.links[l as usize].reverse
+                    } else {
+                        l
+                    };
+                    let v = self.links[l as usize].to;
+                    if !dead[live as usize] && !seen[v as usize] {
+                        seen[v as usize] = true;
+                        stack.push(v);
+                    }
+                }
+            }
+            seen
+        };
+        let (to, from) = (reach(false), reach(true));
+        (0..self.n_hosts).find_map(|h| {
+            if !to[h as usize] {
+                Some((0, h))
+            } else if !from[h as usize] {
+                Some((h, 0))
+            } else {
+                None
+            }
+        })
+    }
     pub fn link_name(&self, l: u32) -> String {
         let d = &self.links[l as usize];
         format!(

@@ -11,7 +11,8 @@
 
 use crate::error::Error;
 use crate::lb::SchemeConfig;
-use crate::net::topology::TopologyConfig;
+use crate::net::topology::{Graph, TopologyConfig};
+use crate::rng::{stream, Rng};
 use crate::transport::TransportConfig;
 use crate::units::{BufSize, Duration, Rate};
 use crate::workload::WorkloadConfig;
@@ -390,32 +391,7 @@ impl Scenario {
         // Build the fabric once so that a disconnected topology or a link name that does not
         // exist is reported by validation, not only by a run.
         let g = self.topology.build()?;
-        for (i, f) in self.failures.iter().enumerate() {
-            let path = format!("failures[{i}].link");
-            match f.link.strip_prefix("random:") {
-                Some(n) => {
-                    let n: usize = n.trim().parse().map_err(|_| {
-                        Error::config(
-                            &path,
-                            format!("'{}': random:N needs a whole number", f.link),
-                        )
-                    })?;
-                    let fabric = (0..g.links.len() as u32)
-                        .filter(|&l| g.is_fabric(l))
-                        .count()
-                        / 2;
-                    if n > fabric {
-                        return Err(Error::config(
-                            &path,
-                            format!("cannot fail {n} links: the fabric has only {fabric}"),
-                        ));
-                    }
-                }
-                None => {
-                    g.resolve_link(&f.link, &path)?;
-                }
-            }
-        }
+        let failure_links = self.failure_links(&g)?;
         for (i, q) in self.measure.queue_ports.iter().enumerate() {
             if q != "fabric" {
                 g.resolve_link(q, &format!("measure.queue_ports[{i}]"))?;
@@ -454,17 +430,83 @@ impl Scenario {
                 },
                 FailureKind::Down => {}
             }
-            if !["both", "forward", "reverse"].contains(&f.direction.as_str()) {
-                return Err(Error::config(
-                    &format!("{p}.direction"),
-                    format!(
-                        "'{}' is not allowed; allowed: both, forward, reverse",
-                        f.direction
-                    ),
-                ));
+        }
+        // Links down for the whole run must leave every host able to reach every other: a
+        // partition from the start would drop all traffic across it, and the run would only
+        // show it as unfinished flows.
+        let mut dead = vec![false; g.links.len()];
+        let mut which = vec![];
+        for (i, (f, links)) in self.failures.iter().zip(&failure_links).enumerate() {
+            if f.kind == FailureKind::Down && f.at.0 == 0 && f.until.is_none() {
+                links.iter().for_each(|&l| dead[l as usize] = true);
+                which.push(format!("failures[{i}]"));
             }
         }
+        if let Some((a, b)) = g.unreachable_hosts(&dead) {
+            let name = |n: u32| g.nodes[n as usize].name.as_str();
+            return Err(Error::config(
+                "failures",
+                format!(
+                    "the links down for the whole run ({}) leave no path from {} to {}; every \
+                     host must stay reachable (to cut a path for a while, give `until` or a \
+                     later `at`)",
+                    which.join(", "),
+                    name(a),
+                    name(b)
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// The directed links each `[[failures]]` entry acts on, in order, with `random:N` drawn
+    /// from the scenario seed. Validation and the simulation both resolve links here, so they
+    /// agree on every draw.
+    pub fn failure_links(&self, g: &Graph) -> Result<Vec<Vec<u32>>, Error> {
+        let mut rng = Rng::new(self.seed, stream::FAILURES);
+        let mut out = Vec::with_capacity(self.failures.len());
+        for (i, f) in self.failures.iter().enumerate() {
+            let path = format!("failures[{i}].link");
+            let mut links = match f.link.strip_prefix("random:") {
+                Some(n) => {
+                    let n: usize = n.trim().parse().map_err(|_| {
+                        Error::config(
+                            &path,
+                            format!("'{}': random:N needs a whole number", f.link),
+                        )
+                    })?;
+                    // Physical fabric links, one direction each (the lower id).
+                    let mut cand: Vec<u32> = (0..g.links.len() as u32)
+                        .filter(|&l| g.is_fabric(l) && l < g.links[l as usize].reverse)
+                        .collect();
+                    if n > cand.len() {
+                        return Err(Error::config(
+                            &path,
+                            format!("cannot fail {n} links: the fabric has only {}", cand.len()),
+                        ));
+                    }
+                    rng.shuffle(&mut cand);
+                    cand.truncate(n);
+                    cand.sort_unstable();
+                    cand
+                }
+                None => g.resolve_link(&f.link, &path)?,
+            };
+            let rev: Vec<u32> = links.iter().map(|&l| g.links[l as usize].reverse).collect();
+            match f.direction.as_str() {
+                "both" => links.extend(rev),
+                "reverse" => links = rev,
+                "forward" => {}
+                other => {
+                    return Err(Error::config(
+                        &format!("failures[{i}].direction"),
+                        format!("'{other}' is not allowed; allowed: both, forward, reverse"),
+                    ))
+                }
+            }
+            out.push(links);
+        }
+        Ok(out)
     }
 
     /// The JSON Schema of scenario files (generated from these types).
@@ -604,6 +646,54 @@ mod tests {
                 m.contains(word) || p.contains(word),
                 "{extra:?} {ov:?}: {p}: {m}"
             );
+        }
+    }
+
+    #[test]
+    fn failures_that_cut_hosts_off_for_the_whole_run_are_rejected() {
+        // BASE: L0, L1, S0, S1, one link per pair. (failures TOML, rejected?)
+        let down = |link: &str, extra: &str| {
+            format!("[[failures]]\nlink = \"{link}\"\nkind = \"down\"\n{extra}")
+        };
+        let cases: Vec<(String, bool)> = vec![
+            (down("L0-S0", "") + &down("L0-S1", ""), true),
+            (
+                down("L0-S0", "") + &down("L0-S1", "direction = \"forward\"\n"),
+                true,
+            ),
+            (
+                down("L0-S0", "") + &down("S1-L0", "direction = \"forward\"\n"),
+                true,
+            ),
+            (
+                down("L0-S0", "") + &down("L0-S1", "until = \"5ms\"\n"),
+                false,
+            ),
+            (down("L0-S0", "") + &down("L0-S1", "at = \"1ms\"\n"), false),
+            // A whole spine down: the hosts still reach each other through S0.
+            (down("S1-L0", "") + &down("S1-L1", ""), false),
+            (down("L0-S0", "") + &down("L1-S1", ""), true),
+            (down("random:4", ""), true),
+            (down("random:1", ""), false),
+            (
+                down("L0-S0", "")
+                    + "[[failures]]\nlink = \"L0-S1\"\nkind = \"lossy\"\nloss = 0.5\n",
+                false,
+            ),
+        ];
+        for (extra, rejected) in &cases {
+            let r = Scenario::load(&format!("{BASE}{extra}"), Format::Toml, &[]);
+            match (r, rejected) {
+                (Err(Error::Config { path, msg }), true) => {
+                    assert_eq!(path, "failures", "{extra}");
+                    assert!(
+                        msg.contains("failures[0]") && msg.contains("no path"),
+                        "{msg}"
+                    );
+                }
+                (Ok(_), false) => {}
+                (other, _) => panic!("{extra}: rejected = {rejected}, got {other:?}"),
+            }
         }
     }
 
