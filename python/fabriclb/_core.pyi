@@ -17,8 +17,10 @@ def load_scenario(
     format: Literal["toml", "json"] = "toml",
     overrides: Sequence[Tuple[str, str]] = ...,
     base_dir: Optional[str] = None,
+    build: bool = False,
 ) -> str:
-    """Parse and validate a scenario; returns its canonical JSON (sorted keys)."""
+    """Parse and validate a scenario; returns its canonical JSON (sorted keys). With ``build``,
+    also build the network and the traffic as a run would, without simulating."""
 
 def run(scenario_json: str, progress: Optional[Callable[[float], object]] = None) -> Dict[str, Union[str, TableColumns]]:
     """Run a scenario given as JSON. Keys: "summary" and "scenario" (JSON strings), "flows",

@@ -175,8 +175,9 @@ def _with_source(e: FabriclbError, source: Optional[str]) -> FabriclbError:
     return new
 
 
-def _load_json(scenario: ScenarioLike, overrides: Overrides = None, seed: Optional[int] = None) -> str:
-    """Canonical JSON of the validated scenario."""
+def _load_json(scenario: ScenarioLike, overrides: Overrides = None, seed: Optional[int] = None,
+               build: bool = False) -> str:
+    """Canonical JSON of the validated scenario (built as a run would build it, with ``build``)."""
     text, fmt, source = _read(scenario)
     pairs = _override_pairs(overrides)
     if seed is not None:
@@ -185,7 +186,7 @@ def _load_json(scenario: ScenarioLike, overrides: Overrides = None, seed: Option
         pairs.append(("seed", str(seed)))
     try:
         base_dir = str(Path(source).resolve().parent) if source is not None else None
-        canonical: str = _core().load_scenario(text, fmt, pairs, base_dir)
+        canonical: str = _core().load_scenario(text, fmt, pairs, base_dir, build)
     except FabriclbError as e:
         raise _with_source(e, source) from None
     return canonical
@@ -204,8 +205,11 @@ def load_scenario(scenario: ScenarioLike, overrides: Overrides = None) -> Dict[s
 
 
 def validate(scenario: ScenarioLike, overrides: Overrides = None) -> Dict[str, Any]:
-    """Validate a scenario (see :func:`load_scenario`); returns the canonical scenario."""
-    return load_scenario(scenario, overrides)
+    """Check a scenario as far as a run would before simulating: :func:`load_scenario`'s
+    validation, then building the network and the traffic (host names in workloads, CDF files,
+    pattern limits). Returns the canonical scenario; raises :class:`ScenarioError` on bad input."""
+    out: Dict[str, Any] = json.loads(_load_json(scenario, overrides, build=True))
+    return out
 
 
 # ----------------------------------------------------------------------------- runs

@@ -228,7 +228,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 @register("validate", "check a scenario file and print a one-line description", _add_scenario_args)
 def cmd_validate(args: argparse.Namespace) -> int:
-    sc = api.load_scenario(args.scenario, args.overrides)
+    sc = api.validate(args.scenario, args.overrides)
     name = sc.get("name") or Path(args.scenario).stem
     print(f"ok: {name}")
     print(describe(sc))

@@ -109,6 +109,25 @@ def _failure_on_missing_link(d: Path) -> Tuple[Path, List[str]]:
     return _write(d, tiny_scenario(extra=extra)), ["failures[0]", "S7"]
 
 
+def _unknown_host(d: Path) -> Tuple[Path, List[str]]:
+    wl = '[[workload]]\npattern = "bulk"\nsrc = ["H0"]\ndst = ["H99"]\n'
+    return _write(d, tiny_scenario(workload=wl)), ["workload[0].dst[0]", "H99"]
+
+
+def _permanent_partition(d: Path) -> Tuple[Path, List[str]]:
+    extra = '[[failures]]\nlink = "L0-S0"\nkind = "down"\n[[failures]]\nlink = "L0-S1"\nkind = "down"\n'
+    return _write(d, tiny_scenario(extra=extra)), ["failures", "no path", "until"]
+
+
+def _buffer_below_a_packet(d: Path) -> Tuple[Path, List[str]]:
+    return _write(d, tiny_scenario(extra='[switch]\nbuffer = "1KB"\n')), ["switch.buffer", "full-size packet"]
+
+
+def _bad_scheme_field(d: Path) -> Tuple[Path, List[str]]:
+    text = tiny_scenario().replace('name = "spray"', 'name = "conga"\nmetric_aging = "-1ms"')
+    return _write(d, text), ["scheme.metric_aging", "negative"]
+
+
 BAD_INPUTS: Dict[str, Case] = {
     "empty-file": _empty,
     "toml-syntax": _toml_syntax,
@@ -123,6 +142,10 @@ BAD_INPUTS: Dict[str, Case] = {
     "non-monotone-cdf": _non_monotone_cdf,
     "disconnected-topology": _disconnected,
     "failure-on-missing-link": _failure_on_missing_link,
+    "unknown-host": _unknown_host,
+    "permanent-partition": _permanent_partition,
+    "buffer-below-a-packet": _buffer_below_a_packet,
+    "bad-scheme-field": _bad_scheme_field,
 }
 
 

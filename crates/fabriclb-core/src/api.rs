@@ -54,6 +54,13 @@ pub fn load_scenario_in(
     Scenario::load_in(text, format, overrides, Some(base_dir))
 }
 
+/// Everything a run checks before it simulates, without simulating: what validation cannot
+/// see without building the network and the traffic (host names in workloads, CDF files,
+/// pattern-specific limits). Building costs about as much as generating the flows.
+pub fn check(sc: &Scenario) -> Result<(), Error> {
+    crate::sim::Sim::build(sc).map(|_| ())
+}
+
 /// Run a validated scenario.
 pub fn run(sc: &Scenario, opts: RunOptions) -> Result<RunResult, Error> {
     crate::sim::Sim::build(sc)?.run(opts)

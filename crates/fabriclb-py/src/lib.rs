@@ -164,27 +164,32 @@ fn parse_format(format: &str) -> PyResult<Format> {
     }
 }
 
-/// Parse and validate a scenario; returns its canonical JSON.
+/// Parse and validate a scenario; returns its canonical JSON. With `build`, also build the
+/// network and the traffic as a run would (`api::check`), without simulating.
 #[pyfunction]
-#[pyo3(signature = (text, format = "toml", overrides = Vec::new(), base_dir = None))]
+#[pyo3(signature = (text, format = "toml", overrides = Vec::new(), base_dir = None, build = false))]
 fn load_scenario(
     py: Python<'_>,
     text: &str,
     format: &str,
     overrides: Vec<(String, String)>,
     base_dir: Option<String>,
+    build: bool,
 ) -> PyResult<String> {
     let fmt = parse_format(format)?;
     call(
         py,
         || {
-            match &base_dir {
+            let sc = match &base_dir {
                 Some(d) => api::load_scenario_in(text, fmt, &overrides, std::path::Path::new(d)),
                 None => api::load_scenario(text, fmt, &overrides),
+            }?;
+            if build {
+                api::check(&sc)?;
             }
-            .map(|sc| sc.canonical_json())
+            Ok(sc.canonical_json())
         },
-        false,
+        build,
     )
 }
 

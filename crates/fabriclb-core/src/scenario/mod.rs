@@ -11,6 +11,7 @@
 
 use crate::error::Error;
 use crate::lb::SchemeConfig;
+use crate::net::packet::{frame_bytes, OVERLAY_HDR};
 use crate::net::topology::{Graph, TopologyConfig};
 use crate::rng::{stream, Rng};
 use crate::transport::TransportConfig;
@@ -372,9 +373,6 @@ impl Scenario {
         if self.switch.dre_period.0 == 0 {
             return Err(Error::config("switch.dre_period", "must be > 0"));
         }
-        if self.switch.buffer.bytes(1) == 0 {
-            return Err(Error::config("switch.buffer", "must be > 0"));
-        }
         if self.measure.window.0 == 0 {
             return Err(Error::config("measure.window", "must be > 0"));
         }
@@ -401,6 +399,26 @@ impl Scenario {
             g.resolve_link(q, &format!("measure.pcap_links[{i}]"))?;
         }
         self.transport.validate("transport")?;
+        // A port drops a packet that does not fit whole, so a buffer must hold the largest
+        // frame a switch forwards: a full-size segment with the overlay header.
+        let frame = frame_bytes(self.transport.params().mss) as u64;
+        let largest = frame + OVERLAY_HDR as u64;
+        for (field, size) in [
+            ("switch.buffer", Some(self.switch.buffer)),
+            ("switch.shared_buffer", self.switch.shared_buffer),
+        ] {
+            if let Some(b) = size.filter(|b| b.bytes(frame) < largest) {
+                return Err(Error::config(
+                    field,
+                    format!(
+                        "{b} cannot hold one full-size packet: every packet would be dropped; \
+                         allowed: at least {largest} B (a {frame}-byte frame at MTU {} plus the \
+                         {OVERLAY_HDR}-byte overlay), or 2pkt",
+                        self.transport.mtu
+                    ),
+                ));
+            }
+        }
         self.scheme.validate("scheme")?;
         for (i, w) in self.workload.iter().enumerate() {
             w.validate(&format!("workload[{i}]"))?;
@@ -638,6 +656,10 @@ mod tests {
             ("[[failures]]\nlink = \"L0-S7\"\nkind = \"down\"\n", &[], "failures[0].link", "S7"),
             ("[measure]\nqueue_ports = [\"S1->H9\"]\n", &[], "measure.queue_ports[0]", "H9"),
             ("[transport]\nmtu = 100\n", &[], "transport.mtu", "576"),
+            ("[switch]\nbuffer = \"1B\"\n", &[], "switch.buffer", "1568 B"),
+            ("[switch]\nbuffer = \"1pkt\"\n", &[], "switch.buffer", "2pkt"),
+            ("[switch]\nshared_buffer = \"1500B\"\n", &[], "switch.shared_buffer", "full-size"),
+            ("[switch]\nbuffer = \"0pkt\"\n", &[], "switch.buffer", "full-size"),
         ];
         for (extra, ov, path, word) in cases {
             let (p, m) = err(extra, ov);
