@@ -7,7 +7,9 @@
 //! nothing downstream re-checks user input.
 //!
 //! This layer may read the configuration types of other layers (topology, transport,
-//! scheme, workload) but never builds a network or runs anything.
+//! scheme, workload) and build the fabric's graph, to check link names and that failures leave
+//! the hosts connected; it never builds the simulation or runs anything. (Checks that need the
+//! traffic, such as host names in workloads, come with building: `api::check`.)
 
 use crate::error::Error;
 use crate::lb::SchemeConfig;
