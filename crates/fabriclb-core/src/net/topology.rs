@@ -238,7 +238,6 @@ impl Graph {
             }
         }
     }
-    /// A readable name of a directed link: "A->B#i".
     /// A pair of hosts (from, to) such that no path from `from` to `to` avoids the directed
     /// links marked in `dead`, or None when every host can reach every other. A link may be dead
     /// in one direction only, so reachability is checked both ways from the first host.
@@ -275,6 +274,7 @@ impl Graph {
             }
         })
     }
+    /// A readable name of a directed link: "A->B#i".
     pub fn link_name(&self, l: u32) -> String {
         let d = &self.links[l as usize];
         format!(
