@@ -242,6 +242,9 @@ pub struct Sim {
     loss_rng: Rng,
     changes: Vec<LinkChange>,
     shared: Option<(u64, f64)>,
+    /// With `shared`: per node, its pool's count (switches only); per link, the pool's view.
+    pools_rt: Vec<PoolRt>,
+    pool_links: Vec<PoolLink>,
     pub(crate) c: Counters,
     win_bytes: Vec<u64>,
     win_index: u64,
@@ -266,6 +269,34 @@ pub struct Sim {
     /// Every port's marks at the start and the end of the measurement interval (`warmup`,
     /// end of arrivals): the ports table's time averages are taken between them.
     pub(crate) interval_marks: [Vec<PortMark>; 2],
+}
+
+/// A switch's shared buffer (`switch.shared_buffer`): the bytes queued at its ports, kept
+/// without summing every port on every packet. Each port with packets has one entry in `due`,
+/// at or before its oldest packet's departure (other code may advance the port in between,
+/// which only makes the entry early); a port is looked at again when its entry comes due.
+#[derive(Default)]
+struct PoolRt {
+    used_bytes: u64,
+    /// (time, link), earliest first: at most one entry per port.
+    due: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
+}
+
+/// The pool's view of one port: its queue when last looked at, and its entry in `due`
+/// (`Time::MAX`: none, the port was empty).
+#[derive(Clone, Copy)]
+struct PoolLink {
+    seen_q_bytes: u64,
+    due: Time,
+}
+
+impl Default for PoolLink {
+    fn default() -> Self {
+        PoolLink {
+            seen_q_bytes: 0,
+            due: Time::MAX,
+        }
+    }
 }
 
 impl Sim {
@@ -464,6 +495,7 @@ impl Sim {
             .map(|&l| g.links[l as usize].reverse)
             .collect();
         let n_links = g.links.len();
+        let n_nodes = g.nodes.len();
         if n_links >= KIND0 as usize {
             return Err(Error::config(
                 "topology",
@@ -499,6 +531,14 @@ impl Sim {
                 .switch
                 .shared_buffer
                 .map(|b| (b.bytes(frame_mtu), sc.switch.shared_alpha)),
+            pools_rt: match sc.switch.shared_buffer {
+                Some(_) => (0..n_nodes).map(|_| PoolRt::default()).collect(),
+                None => Vec::new(),
+            },
+            pool_links: match sc.switch.shared_buffer {
+                Some(_) => vec![PoolLink::default(); n_links],
+                None => Vec::new(),
+            },
             c: Counters::default(),
             win_bytes: vec![0; n_links],
             win_index: 0,
@@ -623,6 +663,7 @@ impl Sim {
                         return Err(Error::Cancelled);
                     }
                 }
+                self.check_pools();
                 self.check_conservation()?;
             }
             // Everything finished after the arrivals ended: nothing left to measure.
@@ -727,6 +768,62 @@ impl Sim {
         }
     }
 
+    /// The bytes queued at switch `sw`'s ports at `now` (its shared pool's use). Only ports
+    /// whose pool entry has come due are brought up to date: the others have sent nothing
+    /// since the pool last looked at them.
+    fn pool_used(&mut self, sw: usize, now: Time) -> u64 {
+        while let Some(&std::cmp::Reverse((t, link))) = self.pools_rt[sw].due.peek() {
+            if t > now {
+                break;
+            }
+            self.pools_rt[sw].due.pop();
+            self.ports[link as usize].advance(now);
+            self.pool_sync(sw, link);
+            let next = self.ports[link as usize].next_departure();
+            self.pool_links[link as usize].due = next;
+            if next != Time::MAX {
+                self.pools_rt[sw].due.push(std::cmp::Reverse((next, link)));
+            }
+        }
+        self.pools_rt[sw].used_bytes
+    }
+
+    /// Bring the pool's count up to port `link`'s queue as it stands.
+    #[inline]
+    fn pool_sync(&mut self, sw: usize, link: u32) {
+        let q = self.ports[link as usize].q_bytes;
+        let pl = &mut self.pool_links[link as usize];
+        self.pools_rt[sw].used_bytes = self.pools_rt[sw].used_bytes - pl.seen_q_bytes + q;
+        pl.seen_q_bytes = q;
+    }
+
+    /// The shared pools' counts must equal the sums of their ports' queues (checked while the
+    /// run goes, and after every link change: the end of the run empties the ports, not the
+    /// pools).
+    fn check_pools(&mut self) {
+        if !self.check {
+            return;
+        }
+        let now = self.q.now();
+        for sw in 0..self.pools_rt.len() {
+            if self.g.is_host(sw as u32) {
+                continue;
+            }
+            let used = self.pool_used(sw, now);
+            let ports = &self.g.nodes[sw].ports;
+            let sum: u64 = ports
+                .iter()
+                .map(|&p| self.ports[p as usize].queue_bytes(now))
+                .sum();
+            if used != sum {
+                let name = self.g.nodes[sw].name.clone();
+                self.violate(format!(
+                    "shared buffer of {name} at {now} ps: counted {used} bytes queued, its ports hold {sum}"
+                ));
+            }
+        }
+    }
+
     fn check_conservation(&self) -> Result<(), Error> {
         let live = self.arena.live() as u64;
         if self.check && self.c.sent != self.c.delivered + self.c.dropped + live {
@@ -822,6 +919,12 @@ impl Sim {
                     if self.link_up[li] {
                         self.link_up[li] = false;
                         self.ports[li].fail(now);
+                        // The flush frees the pool at once (the port's pool entry, if any,
+                        // comes due later and finds it empty).
+                        if !self.pools_rt.is_empty() {
+                            let from = self.g.links[li].from as usize;
+                            self.pool_sync(from, l);
+                        }
                         self.links_rt[li].epoch = self.ports[li].epoch;
                     }
                 }
@@ -835,6 +938,7 @@ impl Sim {
                 LinkAction::Loss(p) => self.ports[li].set_loss(p),
             }
         }
+        self.check_pools();
     }
 
     fn sync_timers(&mut self, conn: u32) {
@@ -959,13 +1063,10 @@ impl Sim {
         let limit = match self.shared {
             Some((pool, alpha)) if !self.g.is_host(self.g.links[li].from) => {
                 let sw = self.g.links[li].from as usize;
-                let mut used = 0;
-                for &p in &self.g.nodes[sw].ports {
-                    used += self.ports[p as usize].queue_bytes(now);
-                }
+                let used = self.pool_used(sw, now);
                 let dyn_limit = (alpha * pool.saturating_sub(used) as f64) as u64;
                 // The packet must also fit in what is left of the pool.
-                let q = self.ports[li].q_bytes;
+                let q = self.ports[li].queue_bytes(now);
                 dyn_limit
                     .min(self.ports[li].cap_bytes)
                     .min(q + pool.saturating_sub(used))
@@ -979,6 +1080,17 @@ impl Sim {
         let port = &mut self.ports[li];
         match port.offer(now, size, wire, ect, limit) {
             Enqueue::Sent { end, marked } => {
+                if self.shared.is_some() && !self.g.is_host(self.g.links[li].from) {
+                    let sw = self.g.links[li].from as usize;
+                    let pl = &mut self.pool_links[li];
+                    pl.seen_q_bytes += size as u64;
+                    self.pools_rt[sw].used_bytes += size as u64;
+                    if pl.due == Time::MAX {
+                        // The port was empty when the pool last looked: `end` is its head.
+                        pl.due = end;
+                        self.pools_rt[sw].due.push(std::cmp::Reverse((end, link)));
+                    }
+                }
                 let over =
                     (port.q_bytes > port.cap_bytes).then_some((port.q_bytes, port.cap_bytes));
                 let epoch = port.epoch;

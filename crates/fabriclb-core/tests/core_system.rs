@@ -485,6 +485,15 @@ dst = ["R"]
         mq_s > 300.0 && mq_s <= 501.0,
         "dynamic threshold alpha=1 caps at half the pool: {mq_s}"
     );
+    // The hot port flaps: each failure flushes its queue, and the pool must give those bytes
+    // back at once (the simulator checks each pool against its ports after every link change,
+    // so a pool that kept them fails the run).
+    let flap = run(&(mk("shared_buffer = \"1000pkt\"\nshared_alpha = 1.0")
+        + "[[failures]]\nlink = \"S-R\"\nkind = \"flap\"\nperiod = \"1ms\"\nat = \"1ms\"\n"));
+    assert!(
+        port_value(&flap, "S->R#0", "wire_losses") > 100.0,
+        "the flaps flushed a queue"
+    );
 }
 
 #[test]

@@ -235,6 +235,12 @@ impl Port {
         }
     }
 
+    /// When the oldest queued packet's last bit leaves (`Time::MAX`: the port is empty).
+    #[inline]
+    pub fn next_departure(&self) -> Time {
+        self.head_end
+    }
+
     /// Instantaneous queue at `now`, bytes.
     #[inline]
     pub fn queue_bytes(&mut self, now: Time) -> u64 {
