@@ -1060,9 +1060,15 @@ impl Sim {
     #[inline]
     fn transmit(&mut self, now: Time, link: u32, id: PktId) -> Option<Time> {
         let li = link as usize;
-        let limit = match self.shared {
-            Some((pool, alpha)) if !self.g.is_host(self.g.links[li].from) => {
-                let sw = self.g.links[li].from as usize;
+        // The switch whose shared pool this port draws from, if any.
+        let pool_sw = match self.shared {
+            Some(_) if !self.g.is_host(self.g.links[li].from) => {
+                Some(self.g.links[li].from as usize)
+            }
+            _ => None,
+        };
+        let limit = match (self.shared, pool_sw) {
+            (Some((pool, alpha)), Some(sw)) => {
                 let used = self.pool_used(sw, now);
                 let dyn_limit = (alpha * pool.saturating_sub(used) as f64) as u64;
                 // The packet must also fit in what is left of the pool.
@@ -1080,8 +1086,7 @@ impl Sim {
         let port = &mut self.ports[li];
         match port.offer(now, size, wire, ect, limit) {
             Enqueue::Sent { end, marked } => {
-                if self.shared.is_some() && !self.g.is_host(self.g.links[li].from) {
-                    let sw = self.g.links[li].from as usize;
+                if let Some(sw) = pool_sw {
                     let pl = &mut self.pool_links[li];
                     pl.seen_q_bytes += size as u64;
                     self.pools_rt[sw].used_bytes += size as u64;
