@@ -845,7 +845,7 @@ impl Sim {
                 if d != NEVER && d <= now {
                     self.conns[conn as usize].rto_deadline = NEVER;
                     let c = &mut self.conns[conn as usize];
-                    c.on_rto(now, &self.tcp, &mut self.out);
+                    c.on_timer(now, &self.tcp, &mut self.out);
                     let src = c.src;
                     self.emit_out(now, conn, src);
                 }
@@ -856,7 +856,7 @@ impl Sim {
                 let d = self.conns[conn as usize].delack_deadline;
                 if d != NEVER && d <= now {
                     let c = &mut self.conns[conn as usize];
-                    c.on_delack(&mut self.out);
+                    c.on_delack(&self.tcp, &mut self.out);
                     let dst = c.dst;
                     self.emit_out(now, conn, dst);
                 }
@@ -1363,7 +1363,7 @@ impl Sim {
             t.t_ms.push(now as f64 * 1e-9);
             t.flow.push(f as u64);
             t.cwnd_bytes.push(c.w.cwnd);
-            t.srtt_us.push(c.srtt_ps() * 1e-6);
+            t.srtt_us.push(c.srtt_ps(&self.tcp) * 1e-6);
             t.rate_gbps
                 .push((c.rcv_nxt - last) as f64 * 8.0 / dt_s / 1e9);
             t.dctcp_alpha.push(c.cc.alpha());

@@ -42,6 +42,8 @@ pub mod flags {
     pub const OVERLAY: u8 = 32;
     /// Gray failure: corrupted on the current link, dropped on arrival.
     pub const CORRUPT: u8 = 64;
+    /// The ACK's first SACK block is a D-SACK (RFC 2883), its offsets possibly below `ack`.
+    pub const DSACK: u8 = 128;
 }
 
 /// Overlay header fields (CONGA §3.1) and room for edge schemes.

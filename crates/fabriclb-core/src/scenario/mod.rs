@@ -333,7 +333,8 @@ impl Scenario {
     }
 
     /// Deserialise and validate a value tree.
-    pub fn from_value(tree: serde_json::Value) -> Result<Scenario, Error> {
+    pub fn from_value(mut tree: serde_json::Value) -> Result<Scenario, Error> {
+        crate::transport::profile::apply(&mut tree)?;
         let sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
             let outer = e.path().to_string();
             let (path, msg) = tagged::split_path(
@@ -350,6 +351,13 @@ impl Scenario {
     pub fn canonical_json(&self) -> String {
         let v = serde_json::to_value(self).expect("scenario serialises");
         serde_json::to_string(&sort_keys(v)).expect("json")
+    }
+
+    /// What the scenario asks for that is allowed but probably not meant (e.g. a transport
+    /// field that contradicts its kernel profile). Follows from the scenario alone, so the
+    /// canonical form gives the same warnings.
+    pub fn warnings(&self) -> Vec<String> {
+        self.transport.warnings("transport")
     }
 
     /// Range checks that need more than one field or that serde cannot express.

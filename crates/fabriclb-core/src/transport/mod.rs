@@ -1,12 +1,20 @@
-//! Host transport: TCP endpoints (`tcp`) and their congestion controllers (`cc`).
-//! This layer produces and consumes packets at hosts; it never looks inside the network.
+//! Host transport: TCP endpoints (`tcp`), their congestion controllers (`cc`) and the named
+//! Linux kernel profiles (`profile`). This layer produces and consumes packets at hosts; it
+//! never looks inside the network.
+//!
+//! Every behaviour beyond the RFC baseline is an option of [`TransportConfig`] that is off by
+//! default, so that a scenario without a profile runs exactly as before the options existed
+//! (the behaviour golden test checks it). A profile (`transport.profile`) sets a whole
+//! kernel's transport at once; docs/TRANSPORT.md describes each behaviour and its source.
 
 pub mod cc;
+pub mod profile;
 pub mod tcp;
 
 use crate::error::Error;
 use crate::units::{Bytes, Duration, Time, PS_PER_MS, PS_PER_S};
 use cc::CcKind;
+pub use profile::Profile;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -56,9 +64,125 @@ pub struct TransportConfig {
     /// drops, holds whatever the congestion window allows).
     #[serde(default = "zero_bytes")]
     pub tsq: Bytes,
-    /// Receive window (flow-control limit on bytes in flight).
+    /// Receive window (flow-control limit on bytes in flight): Linux's autotuning bound,
+    /// `tcp_rmem[2]` less the `tcp_adv_win_scale` share kept for overhead.
     #[serde(default = "rwnd")]
     pub rcv_window: Bytes,
+    /// A named kernel's TCP ("linux-2.6.26" or "linux-3.10"): sets every field below that the
+    /// kernel determines; a field written beside it overrides it (validation warns when the
+    /// override is something that kernel cannot do). See docs/TRANSPORT.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<Profile>,
+    /// Early Retransmit (RFC 5827, Linux 3.5+): with fewer than four segments outstanding and
+    /// nothing new to send, a SACK is enough to retransmit. "off", "on", or "delayed" (Linux's
+    /// default: wait max(SRTT/4, 2 ms) first, RFC 5827 App. A.3).
+    #[serde(default)]
+    pub early_retransmit: EarlyRetransmit,
+    /// Tail Loss Probe (Linux 3.10, draft-dukkipati-tcpm-tcp-loss-probe-01): after
+    /// max(2 SRTT, 10 ms) without an ACK, send new data or resend the last segment, so that
+    /// a tail loss is repaired by fast recovery instead of the retransmission timeout.
+    #[serde(default)]
+    pub tail_loss_probe: bool,
+    /// How cwnd falls during fast recovery: "rfc6675" (to ssthresh at once, then the pipe
+    /// limits sending), "prr" (Proportional Rate Reduction, RFC 6937, Linux 3.2+) or
+    /// "rate-halving" (Linux 2.6: one segment less every second ACK, down to ssthresh).
+    #[serde(default)]
+    pub cwnd_reduction: CwndReduction,
+    /// The receiver reports duplicate segments in a D-SACK block (RFC 2883).
+    #[serde(default)]
+    pub dsack: bool,
+    /// Undo of spurious fast recoveries (RFC 3708-like, as Linux does it): when every
+    /// retransmission of an episode is D-SACKed, or an ACK echoes a timestamp older than the
+    /// first retransmission (Eifel, RFC 3522), cwnd and ssthresh go back to their values before
+    /// the reduction.
+    #[serde(default)]
+    pub undo: bool,
+    /// Largest duplicate threshold (segments). 3 = fixed (RFC 5681); above 3, observed
+    /// reordering raises the threshold up to this value, as Linux's `tcp_reordering` adapts up
+    /// to 127 (reset to 3 by a timeout). 3..=1000.
+    #[serde(default = "dupthresh")]
+    pub max_reordering: u32,
+    /// Forward acknowledgement (Linux `tcp_fack`, on until 4.15): a SACK more than
+    /// `reordering` segments above the first hole starts recovery, and every hole below
+    /// that point counts as lost. Turned off for the connection once reordering is seen.
+    #[serde(default)]
+    pub fack: bool,
+    /// cwnd after an idle period longer than the RTO: "off" (kept), "linux"
+    /// (`tcp_cwnd_restart`: halved once per RTO of idle, not below min(IW, cwnd); ssthresh
+    /// raised to 3/4 of the old cwnd) or "rfc5681" (§4.1: reset to min(IW, cwnd)).
+    #[serde(default)]
+    pub idle_restart: IdleRestart,
+    /// RTO estimator: "rfc6298" (SRTT + max(G, 4 RTTVAR), floored at `min_rto`) or "linux"
+    /// (`tcp_rtt_estimator`: SRTT + max(4 mdev, `min_rto`) with its once-per-RTT decay of
+    /// the variance, RTT samples in jiffies of `clock_hz`).
+    #[serde(default)]
+    pub rto_estimator: RtoEstimator,
+    /// The kernel's clock rate HZ (jiffies per second) for the Linux RTO estimator and the
+    /// Linux CUBIC variants, whose RTT samples and epochs count jiffies. 100..=10000.
+    #[serde(default = "hz")]
+    pub clock_hz: u32,
+    /// Receiver ACK rules: "simple" (an ACK every second segment or after
+    /// `delayed_ack_timeout`, at once on out-of-order data) or "linux" (adds quick-ACK mode at
+    /// the start and after an idle gap, an adaptive delayed-ACK timeout of at least
+    /// `delayed_ack_timeout`, an ACK once more than one full segment is unacknowledged, and at
+    /// once for a short segment that ends what the application can read).
+    #[serde(default)]
+    pub ack_rules: AckRules,
+    /// Initial receive window offered, in segments (Linux: 4 in 2.6.26, 10 from 2.6.39). Only
+    /// the Linux ACK rules read it: it sets the number of quick ACKs at the start
+    /// (window / 2 segments, 2..=16). 1..=1000.
+    #[serde(default = "init_rwnd")]
+    pub initial_rcv_window: u32,
+}
+
+/// Early Retransmit mode (`transport.early_retransmit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EarlyRetransmit {
+    #[default]
+    Off,
+    /// Retransmit at once (Linux `tcp_early_retrans = 1`).
+    On,
+    /// Wait max(SRTT/4, 2 ms) first (Linux `tcp_early_retrans` = 2 or 3).
+    Delayed,
+}
+
+/// Window reduction during recovery (`transport.cwnd_reduction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CwndReduction {
+    #[default]
+    Rfc6675,
+    Prr,
+    RateHalving,
+}
+
+/// cwnd after idle (`transport.idle_restart`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdleRestart {
+    #[default]
+    Off,
+    Linux,
+    Rfc5681,
+}
+
+/// RTO estimator (`transport.rto_estimator`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RtoEstimator {
+    #[default]
+    Rfc6298,
+    Linux,
+}
+
+/// Receiver ACK rules (`transport.ack_rules`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AckRules {
+    #[default]
+    Simple,
+    Linux,
 }
 
 fn mtu() -> u32 {
@@ -90,6 +214,15 @@ fn zero_bytes() -> Bytes {
 }
 fn rwnd() -> Bytes {
     Bytes(16 << 20)
+}
+fn dupthresh() -> u32 {
+    3
+}
+fn hz() -> u32 {
+    1000
+}
+fn init_rwnd() -> u32 {
+    10
 }
 
 impl Default for TransportConfig {
@@ -140,6 +273,24 @@ impl TransportConfig {
                 "must hold at least one segment",
             ));
         }
+        for (name, v, lo, hi, unit) in [
+            ("max_reordering", self.max_reordering, 3, 1000, "segments"),
+            ("clock_hz", self.clock_hz, 100, 10_000, "jiffies per second"),
+            (
+                "initial_rcv_window",
+                self.initial_rcv_window,
+                1,
+                1000,
+                "segments",
+            ),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return Err(Error::config(
+                    &format!("{path}.{name}"),
+                    format!("{v} is out of range; allowed {lo}..={hi} {unit}"),
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -163,6 +314,27 @@ impl TransportConfig {
             tso_bytes: self.tso.0,
             tsq_bytes: self.tsq.0,
             rwnd_bytes: self.rcv_window.0,
+            early_retransmit: self.early_retransmit,
+            tlp: self.tail_loss_probe,
+            cwnd_reduction: self.cwnd_reduction,
+            dsack: self.dsack,
+            undo: self.undo,
+            max_reordering: self.max_reordering,
+            fack: self.fack,
+            idle_restart: self.idle_restart,
+            rto_estimator: self.rto_estimator,
+            tick_ps: PS_PER_S / self.clock_hz as u64,
+            ack_rules: self.ack_rules,
+            init_rwnd_segments: self.initial_rcv_window,
+        }
+    }
+
+    /// What this transport does that its named kernel cannot (validation prints these as
+    /// warnings; the run goes ahead as written). Empty without a profile.
+    pub fn warnings(&self, path: &str) -> Vec<String> {
+        match self.profile {
+            Some(p) => p.contradictions(self, path),
+            None => Vec::new(),
         }
     }
 }
@@ -183,4 +355,17 @@ pub struct TcpParams {
     pub tso_bytes: u64,
     pub tsq_bytes: u64,
     pub rwnd_bytes: u64,
+    pub early_retransmit: EarlyRetransmit,
+    pub tlp: bool,
+    pub cwnd_reduction: CwndReduction,
+    pub dsack: bool,
+    pub undo: bool,
+    pub max_reordering: u32,
+    pub fack: bool,
+    pub idle_restart: IdleRestart,
+    pub rto_estimator: RtoEstimator,
+    /// One jiffy of the kernel clock (`clock_hz`).
+    pub tick_ps: Time,
+    pub ack_rules: AckRules,
+    pub init_rwnd_segments: u32,
 }

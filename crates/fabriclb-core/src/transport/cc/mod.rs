@@ -4,10 +4,12 @@
 //! touch packets or timers: TCP (`transport::tcp`) decides when each hook is called.
 
 mod cubic;
+mod cubic_linux;
 mod dctcp;
 mod newreno;
 
 pub use cubic::Cubic;
+pub use cubic_linux::{CubicLinux, Kernel};
 pub use dctcp::Dctcp;
 pub use newreno::NewReno;
 
@@ -40,6 +42,29 @@ pub trait CongestionControl {
         s.ssthresh = (flight as f64 / 2.0).max(2.0 * s.mss);
         s.cwnd = s.mss;
     }
+    /// Whether [`CongestionControl::pkts_acked`] wants to be called.
+    fn wants_samples(&self) -> bool {
+        false
+    }
+    /// Every ACK of new data, before any growth (Linux `pkts_acked`): `acked` bytes, the RTT
+    /// when the ACK covers no retransmitted data, snd_una and snd_nxt after it, and whether
+    /// the sender is in the Open state (no recovery, CWR or disorder).
+    #[allow(clippy::too_many_arguments)]
+    fn pkts_acked(
+        &mut self,
+        _s: &mut CcState,
+        _acked: u64,
+        _now: Time,
+        _rtt_ps: Option<Time>,
+        _snd_una: u64,
+        _snd_nxt: u64,
+        _open: bool,
+    ) {
+    }
+    /// The window an undo of a spurious reduction restores (`prior_cwnd`: before the cut).
+    fn undo_cwnd(&self, s: &CcState, prior_cwnd: f64) -> f64 {
+        s.cwnd.max(prior_cwnd)
+    }
 }
 
 /// Congestion controller choice (`transport.cc`).
@@ -53,6 +78,12 @@ pub enum CcKind {
     /// DCTCP (RFC 8257), g = 1/16.
     #[default]
     Dctcp,
+    /// CUBIC as Linux 2.6.26 implements it (v2.2: ACK-counted, no HyStart).
+    #[serde(rename = "cubic-linux-2.6.26")]
+    CubicLinux2626,
+    /// CUBIC as Linux 3.10 implements it (v2.3: ACK-counted, with HyStart).
+    #[serde(rename = "cubic-linux-3.10")]
+    CubicLinux310,
 }
 
 /// The controller of one connection.
@@ -61,14 +92,27 @@ pub enum Cc {
     NewReno(NewReno),
     Cubic(Cubic),
     Dctcp(Dctcp),
+    CubicLinux(CubicLinux),
 }
 
 impl Cc {
-    pub fn new(kind: CcKind, dctcp_g: f64) -> Cc {
+    /// `tick_ps`: one jiffy of the kernel clock, for the Linux controllers.
+    pub fn new(kind: CcKind, dctcp_g: f64, tick_ps: Time) -> Cc {
         match kind {
             CcKind::NewReno => Cc::NewReno(NewReno),
             CcKind::Cubic => Cc::Cubic(Cubic::default()),
             CcKind::Dctcp => Cc::Dctcp(Dctcp::new(dctcp_g)),
+            CcKind::CubicLinux2626 => Cc::CubicLinux(CubicLinux::new(Kernel::Linux2626, tick_ps)),
+            CcKind::CubicLinux310 => Cc::CubicLinux(CubicLinux::new(Kernel::Linux310, tick_ps)),
+        }
+    }
+    /// For the Linux controllers, whether the kernel's cwnd-limited test counts GSO
+    /// (3.10 with GSO; 2.6.26 as run in NSC, whose simulated NIC has none); None for the
+    /// others, which use RFC 7661's test.
+    pub fn linux_gso(&self) -> Option<bool> {
+        match self {
+            Cc::CubicLinux(c) => Some(c.kernel() == Kernel::Linux310),
+            _ => None,
         }
     }
     /// DCTCP's α, for traces (0 for others).
@@ -86,6 +130,7 @@ macro_rules! dispatch {
             Cc::NewReno($c) => $e,
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
+            Cc::CubicLinux($c) => $e,
         }
     };
 }
@@ -107,6 +152,25 @@ impl CongestionControl for Cc {
     }
     fn on_timeout(&mut self, s: &mut CcState, flight: u64) {
         dispatch!(self, c => c.on_timeout(s, flight))
+    }
+    #[inline]
+    fn wants_samples(&self) -> bool {
+        dispatch!(self, c => c.wants_samples())
+    }
+    fn pkts_acked(
+        &mut self,
+        s: &mut CcState,
+        acked: u64,
+        now: Time,
+        rtt_ps: Option<Time>,
+        snd_una: u64,
+        snd_nxt: u64,
+        open: bool,
+    ) {
+        dispatch!(self, c => c.pkts_acked(s, acked, now, rtt_ps, snd_una, snd_nxt, open))
+    }
+    fn undo_cwnd(&self, s: &CcState, prior_cwnd: f64) -> f64 {
+        dispatch!(self, c => c.undo_cwnd(s, prior_cwnd))
     }
 }
 
@@ -142,7 +206,7 @@ mod tests {
             (CcKind::Dctcp, 100.0, 50.0),
         ];
         for (k, before, after) in cases {
-            let mut c = Cc::new(k, 1.0 / 16.0);
+            let mut c = Cc::new(k, 1.0 / 16.0, 1_000_000_000);
             let mut s = st(before, 1e9);
             c.on_loss(&mut s, 0);
             assert!(
@@ -162,7 +226,7 @@ mod tests {
             (CcKind::Cubic, 28.0),
             (CcKind::Dctcp, 20.0),
         ] {
-            let mut c = Cc::new(k, 1.0 / 16.0);
+            let mut c = Cc::new(k, 1.0 / 16.0, 1_000_000_000);
             let mut s = st(40.0, 1e9);
             c.on_timeout(&mut s, (40.0 * MSS) as u64);
             assert_eq!(s.cwnd, MSS);
@@ -172,7 +236,7 @@ mod tests {
 
     #[test]
     fn slow_start_then_avoidance() {
-        let mut c = Cc::new(CcKind::NewReno, 0.0);
+        let mut c = Cc::new(CcKind::NewReno, 0.0, 1_000_000_000);
         let mut s = st(10.0, 20.0);
         for _ in 0..10 {
             c.on_ack(&mut s, MSS as u64, 0, 1e8, true);
@@ -221,11 +285,11 @@ mod tests {
 
     #[test]
     fn newreno_and_cubic_halve_or_cut_on_ecn() {
-        let mut c = Cc::new(CcKind::NewReno, 0.0);
+        let mut c = Cc::new(CcKind::NewReno, 0.0, 1_000_000_000);
         let mut s = st(100.0, 1e9);
         c.on_ecn(&mut s, 0);
         assert!((s.cwnd / MSS - 50.0).abs() < 1e-6);
-        let mut c = Cc::new(CcKind::Cubic, 0.0);
+        let mut c = Cc::new(CcKind::Cubic, 0.0, 1_000_000_000);
         let mut s = st(100.0, 1e9);
         c.on_ecn(&mut s, 0);
         assert!((s.cwnd / MSS - 70.0).abs() < 1e-6);
