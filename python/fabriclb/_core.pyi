@@ -22,6 +22,10 @@ def load_scenario(
     """Parse and validate a scenario; returns its canonical JSON (sorted keys). With ``build``,
     also build the network and the traffic as a run would, without simulating."""
 
+def scenario_warnings(scenario_json: str) -> List[str]:
+    """Warnings about a validated scenario (canonical JSON): allowed but probably not meant,
+    e.g. a transport field that its kernel profile cannot have."""
+
 def run(scenario_json: str, progress: Optional[Callable[[float], object]] = None) -> Dict[str, Union[str, TableColumns]]:
     """Run a scenario given as JSON. Keys: "summary" and "scenario" (JSON strings), "flows",
     "ports", "windows", "queues", "traces" (TableColumns). Releases the GIL; calls

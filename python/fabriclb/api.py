@@ -212,6 +212,15 @@ def validate(scenario: ScenarioLike, overrides: Overrides = None) -> Dict[str, A
     return out
 
 
+def scenario_warnings(scenario: ScenarioLike, overrides: Overrides = None) -> List[str]:
+    """What a valid scenario asks for that is probably not meant, one sentence each (e.g.
+    ``transport.tsq`` set beside ``transport.profile = "linux-2.6.26"``, a kernel without TCP
+    Small Queues). The CLI prints these on stderr; a run's ``summary.json`` lists them under
+    ``warnings``."""
+    out: List[str] = _core().scenario_warnings(_load_json(scenario, overrides))
+    return out
+
+
 # ----------------------------------------------------------------------------- runs
 
 

@@ -207,6 +207,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise ScenarioError(f"--seed must be >= 0, not {args.seed}", kind="config", field="seed")
     # Validate first so that input errors come before any output folder is made.
     sc = api.load_scenario(args.scenario, args.overrides)
+    _print_warnings(sc)
     bar = ProgressBar(enabled=not args.quiet)
     try:
         res = api.run(sc, seed=args.seed, progress=bar)
@@ -223,12 +224,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _print_warnings(sc: Dict[str, Any]) -> None:
+    for w in api.scenario_warnings(sc):
+        print(f"fabriclb: warning: {w}", file=sys.stderr)
+
+
 # ----------------------------------------------------------------------------- validate
 
 
 @register("validate", "check a scenario file and print a one-line description", _add_scenario_args)
 def cmd_validate(args: argparse.Namespace) -> int:
     sc = api.validate(args.scenario, args.overrides)
+    _print_warnings(sc)
     name = sc.get("name") or Path(args.scenario).stem
     print(f"ok: {name}")
     print(describe(sc))

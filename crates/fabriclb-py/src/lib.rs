@@ -193,6 +193,20 @@ fn load_scenario(
     )
 }
 
+/// Warnings about a validated scenario (its canonical JSON): what it asks for that is allowed
+/// but probably not meant, e.g. a transport field its kernel profile cannot have.
+#[pyfunction]
+fn scenario_warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
+    call(
+        py,
+        || {
+            let sc = api::load_scenario(scenario_json, Format::Json, &[])?;
+            Ok(sc.warnings())
+        },
+        false,
+    )
+}
+
 /// A column's values as a Python list, with its type tag ("u64", "i64", "f64", "str").
 fn column_to_py(py: Python<'_>, c: &Column) -> (&'static str, PyObject) {
     match c {
@@ -329,6 +343,7 @@ fn version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_warnings, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;

@@ -394,6 +394,15 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         });
     let retx: u64 = sim.conns.iter().map(|c| c.stats.retx_segments).sum();
     let timeouts: u64 = sim.conns.iter().map(|c| c.stats.timeouts).sum();
+    let sum = |f: fn(&crate::transport::tcp::ConnStats) -> u64| -> u64 {
+        sim.conns.iter().map(|c| f(&c.stats)).sum()
+    };
+    let tcp = json!({
+        "recoveries": sum(|s| s.recoveries),
+        "early_retransmits": sum(|s| s.early_retransmits),
+        "loss_probes": sum(|s| s.loss_probes),
+        "undos": sum(|s| s.undos),
+    });
     let measured_flows = sim
         .flows
         .iter()
@@ -425,7 +434,9 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "wire_losses": totals.2,
         "retransmissions": retx,
         "timeouts": timeouts,
+        "tcp": tcp,
         "connections": sim.conns.len(),
+        "warnings": sim.sc.warnings(),
         "lb": sim.lb_counters(),
         "failure_links": sim.failure_links(),
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
