@@ -31,6 +31,8 @@
 //! events.
 
 mod app;
+#[cfg(test)]
+mod linux_tests;
 mod probe;
 mod receiver;
 mod recovery;
@@ -531,7 +533,16 @@ impl Conn {
             return;
         }
         let ece = pk.is(flags::ECE);
-        // Linux-style accounting, only when an option needs it.
+        if self.rtx_timer != RtxTimer::Rto {
+            // Linux `tcp_ack`: any valid ACK puts a pending early retransmit or loss probe back
+            // to the RTO (`tcp_rearm_rto`); the rules below may arm them again.
+            self.rto_deadline = if self.flight() > 0 {
+                now + self.rto_ps
+            } else {
+                NEVER
+            };
+            self.rtx_timer = RtxTimer::Rto;
+        }
         // What PRR needs to count this ACK's deliveries.
         let prior_unsacked = if p.cwnd_reduction != super::CwndReduction::Rfc6675 {
             self.flight() - self.sacked_bytes()

@@ -102,6 +102,9 @@ impl Conn {
             let len = self.flight().min(mss);
             let seq = self.snd_max - len;
             self.send_data(now, p, seq, len, out);
+            if let Some(u) = self.undo.as_mut() {
+                u.retrans -= 1; // a probe is not one of the episode's retransmissions
+            }
             self.tlp_high = Some(self.snd_max);
             self.stats.loss_probes += 1;
         }

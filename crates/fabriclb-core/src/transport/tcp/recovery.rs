@@ -77,7 +77,10 @@ impl Conn {
         if self.fack_on && self.high_sacked() > self.snd_una + r * mss {
             return Trigger::Now;
         }
-        if self.er_on && self.reordering == DUPTHRESH && self.rexmit.is_empty() {
+        // No retransmission outstanding (a loss probe's does not count, as in Linux, where
+        // the probe does not go through `tcp_retransmit_skb`).
+        let probe_only = self.rexmit.len() == 1 && self.tlp_high == Some(self.rexmit[0].1);
+        if self.er_on && self.reordering == DUPTHRESH && (self.rexmit.is_empty() || probe_only) {
             let packets_out = self.flight().div_ceil(mss);
             let sacked_out = self.sacked_bytes().div_ceil(mss);
             if packets_out > sacked_out && packets_out < 4 && !self.may_send_now(now, p) {
