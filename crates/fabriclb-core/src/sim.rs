@@ -22,7 +22,9 @@ use crate::engine::EventQueue;
 use crate::error::Error;
 use crate::lb::{Balancer, BuildCtx, LbView, OverlayMode};
 use crate::net::dre::DreParams;
-use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR, PREAMBLE_IFG};
+use crate::net::packet::{
+    flags, frame_bytes, Arena, Packet, PktId, MIN_FRAME, OVERLAY_HDR, PREAMBLE_IFG,
+};
 use crate::net::port::{Enqueue, Port, PortMark};
 use crate::net::routing::Routes;
 use crate::net::topology::{Graph, Role};
@@ -30,7 +32,7 @@ use crate::rng::{stream, Rng};
 use crate::scenario::{FailureKind, Scenario};
 use crate::transport::tcp::{AppRate, Conn, Events, NEVER};
 use crate::transport::TcpParams;
-use crate::units::Time;
+use crate::units::{ser_ps, Time};
 use crate::workload::arrivals::WireCost;
 use crate::workload::{ConnPolicy, FlowSpec, GenCtx};
 use std::collections::HashMap;
@@ -959,12 +961,30 @@ impl Sim {
         }
     }
 
-    fn new_conn(&mut self, src: u32, dst: u32, established: bool) -> u32 {
+    fn new_conn(&mut self, now: Time, src: u32, dst: u32, established: bool) -> u32 {
         let id = self.conns.len() as u32;
         let sport = 1024 + (id % 60_000) as u16;
         let dport = 80 + (id / 60_000) as u16;
-        self.conns
-            .push(Conn::new(&self.tcp, src, dst, sport, dport, established));
+        let mut c = Conn::new(&self.tcp, src, dst, sport, dport, established);
+        if established && self.tcp.rto_estimator == crate::transport::RtoEstimator::Linux {
+            // A pre-established connection had its handshake, from which Linux takes an RTT
+            // sample (both ends in 3.10; with timestamps in 2.6.26): the idle path's round trip
+            // of a minimum frame.
+            let (fwd, rev) = crate::stats::ideal_path(self, src, dst);
+            let rtt: Time = fwd
+                .iter()
+                .chain(&rev)
+                .map(|h| {
+                    h.delay_ps
+                        + ser_ps(
+                            (MIN_FRAME + PREAMBLE_IFG + h.extra_bytes) as u64,
+                            h.rate_bps,
+                        )
+                })
+                .sum();
+            c.handshake_sample(now, rtt, &self.tcp);
+        }
+        self.conns.push(c);
         self.timers.push(Timers {
             rto: NEVER,
             delack: NEVER,
@@ -979,12 +999,12 @@ impl Sim {
             self.next_spec += 1;
             let fid = self.flows.len() as u32;
             let (conn, new_conn) = match spec.conn {
-                ConnPolicy::New => (self.new_conn(spec.src, spec.dst, false), true),
+                ConnPolicy::New => (self.new_conn(now, spec.src, spec.dst, false), true),
                 ConnPolicy::Persistent { per_pair } => {
                     let key = (spec.src, spec.dst);
                     if !self.pools.contains_key(&key) {
                         let ids = (0..per_pair.max(1))
-                            .map(|_| self.new_conn(spec.src, spec.dst, true))
+                            .map(|_| self.new_conn(now, spec.src, spec.dst, true))
                             .collect();
                         self.pools.insert(key, ids);
                     }

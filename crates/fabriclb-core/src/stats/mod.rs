@@ -24,7 +24,7 @@ pub const BUCKETS: [(&str, u64, u64); 3] = [
 
 /// The best shortest path from `src` to `dst`: at each switch the candidate with the highest
 /// rate (ties: port order). Returns forward and reverse hops.
-fn ideal_path(sim: &Sim, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
+pub(crate) fn ideal_path(sim: &Sim, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
     let g = &sim.g;
     let mut fwd = vec![];
     let mut rev = vec![];

@@ -123,10 +123,14 @@ impl CubicLinux {
         PS_PER_S / self.tick_ps
     }
 
-    /// `bictcp_reset`: everything but the minimum delay... and that too (as the kernel does).
+    /// `bictcp_reset` on entering the Loss state: everything goes, including the minimum
+    /// delay; 3.10 keeps `loss_cwnd` (reset only at init), 2.6.26 does not.
     fn reset(&mut self) {
-        let (kernel, tick_ps) = (self.kernel, self.tick_ps);
+        let (kernel, tick_ps, loss_cwnd) = (self.kernel, self.tick_ps, self.loss_cwnd);
         *self = CubicLinux::new(kernel, tick_ps);
+        if kernel == Kernel::Linux310 {
+            self.loss_cwnd = loss_cwnd;
+        }
     }
 
     fn hystart_reset(&mut self, now: Time) {
@@ -291,31 +295,36 @@ impl CongestionControl for CubicLinux {
         // `bictcp_acked`: track the packets per ACK (Open state only).
         let cnt = acked.div_ceil(s.mss as u64).max(1) as u32;
         if open {
-            match self.kernel {
-                Kernel::Linux310 => {
-                    let ratio = self.delayed_ack - (self.delayed_ack >> ACK_RATIO_SHIFT) + cnt;
-                    self.delayed_ack = ratio.clamp(1, ACK_RATIO_LIMIT);
-                }
-                Kernel::Linux2626 => {
-                    let c = cnt as i64 - (self.delayed_ack >> ACK_RATIO_SHIFT) as i64;
-                    self.delayed_ack =
-                        (self.delayed_ack as i64 + c).clamp(1, u16::MAX as i64) as u32;
-                }
-            }
+            let ratio = self.delayed_ack - (self.delayed_ack >> ACK_RATIO_SHIFT) + cnt;
+            self.delayed_ack = match self.kernel {
+                Kernel::Linux310 => ratio.min(ACK_RATIO_LIMIT),
+                Kernel::Linux2626 => ratio,
+            };
         }
+        // `rtt_us` from `tcp_clean_rtx_queue`: the age of the newest acked segment in whole
+        // jiffies; none when retransmitted data was acked, and in 2.6.26 none for a zero-jiffy
+        // age either (it tests `ca_seq_rtt > 0`, 3.10 `>= 0`).
         let Some(rtt) = rtt_ps else {
             return;
         };
-        // Skip delay samples within a second of a reduction (the queue is draining).
+        let rtt_j = self.jiffies(now) - self.jiffies(now - rtt);
+        if self.kernel == Kernel::Linux2626 && rtt_j == 0 {
+            return;
+        }
+        // Skip delay samples within a second of an epoch's start (right after a reduction).
+        // (Without an epoch the kernel compares with jiffies itself, long past HZ on a host that
+        // has been up for a while.)
         let tcp_now = self.jiffies(now);
         if let Some(e) = self.epoch_start {
             if tcp_now.saturating_sub(e) < self.hz() {
                 return;
             }
         }
-        // The RTT in jiffies (as the kernel measures it), then in 1/8 ms, at least 1.
-        let rtt_j = self.jiffies(now) - self.jiffies(now - rtt);
-        let delay = ((rtt_j * self.tick_ps * 8) / PS_PER_MS).max(1);
+        // The minimum delay in 1/8 ms (3.10) or 1/8 jiffy (2.6.26), at least 1.
+        let delay = match self.kernel {
+            Kernel::Linux310 => ((rtt_j * self.tick_ps * 8) / PS_PER_MS).max(1),
+            Kernel::Linux2626 => (rtt_j << 3).max(1),
+        };
         if self.delay_min == 0 || self.delay_min > delay {
             self.delay_min = delay;
         }
@@ -336,6 +345,7 @@ impl CongestionControl for CubicLinux {
             cwnd
         };
         self.loss_cwnd = cwnd;
+        self.cwnd_cnt = 0; // `tcp_init_cwnd_reduction`
         let ss = (cwnd * BETA / BETA_SCALE).max(2);
         s.ssthresh = ss as f64 * s.mss;
         s.cwnd = s.ssthresh;

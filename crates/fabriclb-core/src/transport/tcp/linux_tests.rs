@@ -359,9 +359,9 @@ fn dsack_and_undo() {
 /// threshold has adapted, later events are not.
 #[test]
 fn adaptive_reordering() {
-    // (max_reordering, recoveries over 8 reordering events)
+    // (max_reordering, spurious retransmissions over 8 reordering events)
     let cases = [(3, 8), (127, 1)];
-    for (max, recoveries) in cases {
+    for (max, retx) in cases {
         let p = params(serde_json::json!({
             "max_reordering": max, "dsack": true, "undo": true, "init_cwnd": 40
         }));
@@ -375,7 +375,7 @@ fn adaptive_reordering() {
             }
         });
         assert_eq!(w.c.snd_una, 240 * MSS);
-        assert_eq!(w.c.stats.recoveries, recoveries, "max_reordering {max}");
+        assert_eq!(w.c.stats.retx_segments, retx, "max_reordering {max}");
         if max > 3 {
             assert!(w.c.reordering >= 7, "threshold {}", w.c.reordering);
         }

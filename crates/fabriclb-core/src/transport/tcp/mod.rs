@@ -261,6 +261,12 @@ impl Conn {
         }
     }
 
+    /// The RTT sample of a handshake that happened before the simulation (a pre-established
+    /// connection): `rtt_ps` ending at `now`.
+    pub fn handshake_sample(&mut self, now: Time, rtt_ps: Time, p: &TcpParams) {
+        self.update_rtt(now, now.saturating_sub(rtt_ps).max(1), p);
+    }
+
     /// The sender's smoothed RTT in picoseconds (0 before the first sample).
     pub fn srtt_ps(&self, p: &TcpParams) -> f64 {
         self.rtt.srtt_ps(p)
@@ -594,12 +600,16 @@ impl Conn {
                 self.high_rxt = self.snd_una;
             }
             if self.in_recovery {
-                if p.undo && self.try_undo(pk.ts, prior_high_sack.saturating_sub(prior_una), p) {
-                    // Spurious: the window is back and recovery is over.
-                } else if self.snd_una >= self.recover {
+                if self.snd_una >= self.recover {
                     self.in_recovery = false;
-                    self.end_reduction(p);
+                    if !(p.undo && self.undo_recovery(pk.ts)) {
+                        self.end_reduction(p);
+                    }
                 } else {
+                    if p.undo {
+                        let reordered = self.high_sacked().max(self.snd_una) - prior_una;
+                        self.undo_partial(pk.ts, reordered, p);
+                    }
                     if !p.sack {
                         // NewReno partial ACK: the next hole starts at snd_una.
                         let len = (self.snd_max - self.snd_una).min(p.mss as u64);

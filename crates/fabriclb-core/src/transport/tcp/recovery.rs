@@ -20,8 +20,9 @@
 //! - Undo (`transport.undo`, Linux `tcp_try_undo_*`): when every retransmission of the episode
 //!   has been D-SACKed, or an ACK echoes a timestamp older than the episode's first
 //!   retransmission (the original arrived: Eifel, RFC 3522), cwnd returns to the congestion
-//!   control's undo value (the window before the cut) and ssthresh to its prior value. An
-//!   undo during recovery ends it and raises the duplicate threshold by the reordering seen.
+//!   control's undo value (the window before the cut) and ssthresh to its prior value. On a
+//!   partial ACK during recovery only cwnd is restored, the duplicate threshold rises by the
+//!   reordering seen and recovery goes on; the whole undo comes when it ends.
 
 use super::{Conn, Packet, RtxTimer, TcpParams, DUPTHRESH};
 use crate::transport::cc::CongestionControl;
@@ -257,50 +258,66 @@ impl Conn {
         self.ecn_cwr_until = self.snd_max;
     }
 
-    /// During recovery: undo it if it was spurious (Linux `tcp_try_undo_partial` and
-    /// `tcp_try_undo_recovery`). `echo` is the ACK's echoed timestamp; `reordered` the distance
-    /// from the episode's first hole to the highest SACK, the reordering it shows.
-    pub(super) fn try_undo(&mut self, echo: Time, reordered: u64, p: &TcpParams) -> bool {
-        let Some(u) = &self.undo else {
+    /// Linux `tcp_may_undo`: every retransmission of the episode was D-SACKed, none was
+    /// sent, or the ACK echoes a timestamp older than the first one (`tcp_packet_delayed`).
+    fn may_undo(&self, echo: Time) -> bool {
+        self.undo.as_ref().is_some_and(|u| {
+            u.retrans <= 0 || u.stamp == super::NEVER || (echo != 0 && echo < u.stamp)
+        })
+    }
+
+    /// Recovery is over (snd_una reached `recover`): undo it whole if it was spurious (Linux
+    /// `tcp_try_undo_recovery`). Returns whether it did.
+    pub(super) fn undo_recovery(&mut self, echo: Time) -> bool {
+        if !self.may_undo(echo) {
             return false;
-        };
-        let delayed = u.stamp != super::NEVER && echo != 0 && echo < u.stamp;
-        if u.retrans > 0 && !delayed {
-            return false;
+        }
+        self.do_undo(true);
+        self.undo = None;
+        self.red = None;
+        true
+    }
+
+    /// A partial ACK during recovery (Linux `tcp_try_undo_partial`): if the episode looks
+    /// spurious so far, restore cwnd (not ssthresh) and raise the duplicate threshold by the
+    /// reordering seen, `reordered` bytes from the episode's first hole to the highest SACK.
+    /// Recovery goes on (its reduction, if any, continues from there).
+    pub(super) fn undo_partial(&mut self, echo: Time, reordered: u64, p: &TcpParams) {
+        if !self.may_undo(echo) {
+            return;
         }
         if p.max_reordering > DUPTHRESH {
             self.note_reordering(reordered, p);
         }
-        self.do_undo();
-        self.in_recovery = false;
-        self.recover = self.snd_una;
-        true
+        self.do_undo(false);
     }
 
     /// Outside recovery: every retransmission of the last episode was D-SACKed (Linux
     /// `tcp_try_undo_dsack`).
     pub(super) fn try_undo_dsack(&mut self) {
         if self.undo.as_ref().is_some_and(|u| u.retrans <= 0) {
-            self.do_undo();
+            self.do_undo(true);
+            self.undo = None;
         }
     }
 
-    /// Linux `tcp_undo_cwr`: cwnd back to the congestion control's undo value, ssthresh to its
-    /// value before the reduction.
-    fn do_undo(&mut self) {
-        let Some(u) = self.undo.take() else {
+    /// Linux `tcp_undo_cwr`: cwnd back to the congestion control's undo value and, with
+    /// `undo_ssthresh`, ssthresh to its value before the reduction.
+    fn do_undo(&mut self, undo_ssthresh: bool) {
+        let Some(u) = &self.undo else {
             return;
         };
         match u.prior_ssthresh {
             Some(pss) => {
                 self.w.cwnd = self.w.cwnd.max(self.cc.undo_cwnd(&self.w, u.prior_cwnd));
-                if pss > self.w.ssthresh {
+                if undo_ssthresh && pss > self.w.ssthresh {
                     self.w.ssthresh = pss;
                 }
             }
             None => self.w.cwnd = self.w.cwnd.max(self.w.ssthresh),
         }
-        self.red = None;
-        self.stats.undos += 1;
+        if undo_ssthresh {
+            self.stats.undos += 1;
+        }
     }
 }

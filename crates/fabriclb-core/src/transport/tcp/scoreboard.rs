@@ -173,16 +173,19 @@ impl Conn {
         }
     }
 
-    /// Reordering of `dist` bytes was seen: raise the threshold (whole segments, up to the
-    /// maximum) and switch FACK and Early Retransmit off for this connection.
+    /// Reordering of `dist` bytes was seen (Linux `tcp_update_reordering`): a degree above the
+    /// threshold raises it (whole segments, up to the maximum) and switches FACK off; any
+    /// reordering switches Early Retransmit off, for this connection.
     pub(super) fn note_reordering(&mut self, dist: u64, p: &TcpParams) {
         let mss = p.mss as u64;
         let segs = dist.div_ceil(mss).min(u32::MAX as u64) as u32;
         if segs > self.reordering {
             self.reordering = segs.min(p.max_reordering);
+            self.fack_on = false;
         }
-        self.fack_on = false;
-        self.er_on = false;
+        if segs > 0 {
+            self.er_on = false;
+        }
     }
 
     /// Record a retransmission of [seq, seq + len) (for D-SACK matching, reordering detection
