@@ -10,7 +10,10 @@
 
 mod conga;
 mod ecmp;
+mod flowlet;
 mod spray;
+#[cfg(test)]
+mod testutil;
 
 pub use conga::{CongaConfig, CongaVariant};
 pub use ecmp::EcmpConfig;
