@@ -2,9 +2,10 @@
 //! path choice and no congestion signal. Every switch that has a choice keeps a flowlet table
 //! (one row per switch, [`super::flowlet`]); the first packet of a flowlet (after an idle gap
 //! longer than T_fl) goes to a next hop drawn uniformly among the candidates from the switch's
-//! own random stream, and the rest of the flowlet follows it. Flowlets are "elastic": on a
-//! congested path they get shorter and so more often re-drawn, which moves traffic away from
-//! it. Docs: docs/COMPANIONS.md.
+//! own random stream, and the rest of the flowlet follows it. The paper's argument: flowlets
+//! are "elastic", on a congested path they get shorter and so are drawn again more often,
+//! which moves traffic away from it (docs/COMPANIONS.md: where that holds in this model and
+//! where it does not).
 
 use super::flowlet::{Expiry, FlowletTable, Lookup};
 use super::{switch_rngs, Balancer, BuildCtx, LbView};
@@ -173,7 +174,7 @@ mod tests {
         }
         // Re-drawn flowlets of one flow take every uplink (uniform draws, not sticky).
         let mut seen = vec![];
-        for k in 0..200u64 {
+        for k in 10..210u64 {
             let out = lf.choose(&mut f.view(k * PS_PER_MS), l0, &mut Fx::pkt(7), &cands);
             if !seen.contains(&out) {
                 seen.push(out);
