@@ -571,7 +571,7 @@ impl Sim {
             sim.apply_change(first, 0);
             first += 1;
         }
-        sim.routes = Routes::compute(&sim.g, &sim.link_up);
+        sim.reroute(0);
         for i in first..sim.changes.len() {
             let t = sim.changes[i].t;
             sim.schedule(t, Ev::Link { idx: i as u32 });
@@ -880,12 +880,12 @@ impl Sim {
                 self.apply_change(idx as usize, now);
                 let d = self.sc.routing.detection_delay.0;
                 if d == 0 {
-                    self.routes = Routes::compute(&self.g, &self.link_up);
+                    self.reroute(now);
                 } else {
                     self.schedule(now + d, Ev::Reroute);
                 }
             }
-            Ev::Reroute => self.routes = Routes::compute(&self.g, &self.link_up),
+            Ev::Reroute => self.reroute(now),
             Ev::Window => {
                 self.flush_window(now);
                 let w = self.sc.measure.window.0;
@@ -910,6 +910,19 @@ impl Sim {
                 self.mark_ports(which as usize, now);
             }
         }
+    }
+
+    /// Routing converges on the links that are up; the scheme learns the new routes.
+    fn reroute(&mut self, now: Time) {
+        self.routes = Routes::compute(&self.g, &self.link_up);
+        let mut v = LbView {
+            now,
+            g: &self.g,
+            routes: &self.routes,
+            ports: &mut self.ports,
+            dre: &self.dre,
+        };
+        self.lb.on_routes(&mut v);
     }
 
     fn apply_change(&mut self, idx: usize, now: Time) {

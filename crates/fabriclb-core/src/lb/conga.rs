@@ -25,12 +25,9 @@
 //!   otherwise its stale value, re-fed round robin, would refresh the source's entry forever and
 //!   a path that looked congested would never be probed again (§3.3).
 //! - **Flowlet table** (`choose` at the source leaf): per leaf, `flowlet_table_size` entries
-//!   indexed by a hash of the 5-tuple; entry = port, valid bit, age bit with Algorithm 2's
-//!   exact semantics, kept lazily: the aging timer ticks at multiples of T_fl, an entry stores
-//!   the index k of the tick interval of its last packet; it is still valid at a time in interval
-//!   k' iff k' ≤ k + 1 (tick k+1 sets the age bit, tick k+2 invalidates). So an idle gap below
-//!   T_fl never ends a flowlet, one of 2·T_fl or more always does, and in between it depends on
-//!   the phase against the timer. A tick and a packet at the same instant: the tick first.
+//!   indexed by a hash of the 5-tuple, with Algorithm 2's valid and age bits
+//!   ([`super::flowlet`], `Expiry::AgeBit`): an idle gap below T_fl never ends a flowlet, one
+//!   of 2·T_fl or more always does, in between it depends on the phase against the timer.
 //! - **Decision** on a flowlet's first packet: argmin over the candidate uplinks of
 //!   max(local DRE metric, aged Congestion-To-Leaf[dst leaf][uplink]) (`local`: remote = 0);
 //!   if the port cached in the (invalid) entry is among the minima it is kept, otherwise one of
@@ -45,10 +42,11 @@
 //! at build (leaves² × uplinks for the congestion tables, leaves × table size for flowlets);
 //! the per-packet path allocates nothing.
 
+use super::flowlet::{Expiry, FlowletTable, Lookup};
 use super::{ecmp_pick, ecmp_salt, Balancer, BuildCtx, LbView, OverlayMode};
 use crate::error::Error;
 use crate::net::packet::{flags, Packet};
-use crate::rng::{hash64, stream, Rng};
+use crate::rng::{stream, Rng};
 use crate::units::{Duration, Time, PS_PER_MS, PS_PER_US};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -176,13 +174,12 @@ impl CongaConfig {
         let u_max = n_up.iter().copied().max().unwrap_or(0).max(1) as usize;
         let is_fabric = (0..g.links.len() as u32).map(|l| g.is_fabric(l)).collect();
         let cells = n_leaves * n_leaves * u_max;
-        let fl = self.flowlet_table_size as usize;
+        let t_fl = self
+            .flowlet_timeout
+            .unwrap_or(variant.default_flowlet_timeout())
+            .0;
         Conga {
             q_bits: self.q_bits,
-            t_fl: self
-                .flowlet_timeout
-                .unwrap_or(variant.default_flowlet_timeout())
-                .0,
             aging: self.metric_aging.0,
             local_only: variant == CongaVariant::Local,
             leaf_of,
@@ -202,12 +199,13 @@ impl CongaConfig {
             from_fed: vec![0; cells],
             from_flags: vec![0; cells],
             fb_rr: vec![0; n_leaves * n_leaves],
-            fl_size: fl,
-            fl_tick: vec![0; n_leaves * fl],
-            fl_port: vec![0; n_leaves * fl],
+            fl: FlowletTable::new(
+                n_leaves,
+                self.flowlet_table_size as usize,
+                t_fl,
+                Expiry::AgeBit,
+            ),
             rng: Rng::new(ctx.seed, stream::SCHEME),
-            n_flowlets: 0,
-            n_moves: 0,
         }
     }
 }
@@ -222,7 +220,6 @@ const FED: u8 = 4;
 
 pub struct Conga {
     q_bits: u8,
-    t_fl: Time,
     aging: Time,
     local_only: bool,
     /// Node -> leaf index (NONE for hosts and switches without hosts).
@@ -248,17 +245,10 @@ pub struct Conga {
     from_flags: Vec<u8>,
     /// Round-robin pointer of the feedback from leaf s to leaf m: [s * L + m].
     fb_rr: Vec<u16>,
-    fl_size: usize,
-    /// Flowlet table [leaf * size + slot]: 1 + index of the T_fl interval of the entry's last
-    /// packet (0 = never used: valid bit clear, no cached port).
-    fl_tick: Vec<u64>,
-    /// The cached port (a directed link id).
-    fl_port: Vec<u32>,
+    /// One row per leaf. Its counters (decisions on a flowlet's first packet, and those that
+    /// changed the cached port) say how much room the traffic leaves for rebalancing (§2.6).
+    fl: FlowletTable,
     rng: Rng,
-    /// Decisions made on a flowlet's first packet, and those that changed the cached port
-    /// (summary counters: how much room the traffic leaves for rebalancing, §2.6).
-    n_flowlets: u64,
-    n_moves: u64,
 }
 
 /// Staircase aging: `m` loses one level per `aging / 2^q` since `stamp`.
@@ -298,12 +288,6 @@ impl Conga {
             self.q_bits,
         )
     }
-    #[inline]
-    fn flowlet_slot(&self, leaf: u32, pkt: &Packet) -> usize {
-        let h = hash64(pkt.five_tuple());
-        leaf as usize * self.fl_size + (((h >> 32) * self.fl_size as u64) >> 32) as usize
-    }
-
     /// The source-leaf decision (§3.5) for a new flowlet of `pkt` at leaf `s` toward leaf `d`.
     fn decide(
         &mut self,
@@ -359,23 +343,16 @@ impl Conga {
 
     /// Flowlet table lookup and update (Algorithm 2) at source leaf `s`.
     fn flowlet(&mut self, v: &mut LbView, s: u32, pkt: &Packet, cands: &[u32]) -> u32 {
-        let slot = self.flowlet_slot(s, pkt);
-        let k = v.now / self.t_fl;
-        let stamp = self.fl_tick[slot];
-        let port = self.fl_port[slot];
-        let valid = stamp != 0 && k <= stamp;
-        let out = if valid && cands.contains(&port) {
-            port
-        } else {
-            let d = self.host_leaf[pkt.dst as usize];
-            let cached = if stamp != 0 { Some(port) } else { None };
-            let out = self.decide(v, s, d, cands, cached);
-            self.n_flowlets += 1;
-            self.n_moves += u64::from(cached.is_some_and(|p| p != out));
-            out
+        let slot = self.fl.slot(s as usize, pkt);
+        let found = self.fl.lookup(slot, v.now, cands);
+        let out = match found {
+            Lookup::Active(port) => port,
+            Lookup::New(cached) => {
+                let d = self.host_leaf[pkt.dst as usize];
+                self.decide(v, s, d, cands, cached)
+            }
         };
-        self.fl_tick[slot] = k + 1;
-        self.fl_port[slot] = out;
+        self.fl.record(slot, v.now, out, found);
         out
     }
 
@@ -444,10 +421,7 @@ impl Balancer for Conga {
         OverlayMode::Leaf
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
-            ("flowlets", self.n_flowlets),
-            ("flowlet_moves", self.n_moves),
-        ]
+        self.fl.counters()
     }
 
     fn on_arrival(&mut self, v: &mut LbView, sw: u32, _in_link: u32, pkt: &mut Packet) {
@@ -507,71 +481,18 @@ impl Balancer for Conga {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lb::testutil::Fx;
     use crate::lb::SchemeConfig;
-    use crate::net::dre::DreParams;
-    use crate::net::port::Port;
-    use crate::net::routing::Routes;
-    use crate::net::topology::{Graph, LeafSpineConfig, TopologyConfig};
-    use crate::units::Rate;
 
     const US: u64 = PS_PER_US;
     /// Bytes of one metric level on a 40 Gbps port with τ = 160 µs (C·τ / 8 = 100 kB).
     const LEVEL: u32 = 100_000;
 
-    struct Fx {
-        g: Graph,
-        routes: Routes,
-        ports: Vec<Port>,
-        dre: DreParams,
-    }
-
-    /// 2 leaves x 2 spines x 2 links per pair, 40 Gbps, 2 hosts per leaf: L0 has 4 uplinks.
     fn fx() -> Fx {
-        let g = TopologyConfig::LeafSpine(LeafSpineConfig {
-            leaves: 2,
-            spines: 2,
-            hosts_per_leaf: 2,
-            host_rate: Rate(10_000_000_000),
-            fabric_rate: Rate(40_000_000_000),
-            links_per_pair: 2,
-            host_delay: Duration(US),
-            fabric_delay: Duration(US),
-        })
-        .build()
-        .unwrap();
-        let routes = Routes::compute(&g, &vec![true; g.links.len()]);
-        let ports = g
-            .links
-            .iter()
-            .map(|l| Port::new(l.rate_bps, l.delay_ps, 1 << 20, 0))
-            .collect();
-        Fx {
-            g,
-            routes,
-            ports,
-            dre: DreParams {
-                period_ps: 20 * US,
-                alpha: 0.125,
-            },
-        }
+        Fx::new()
     }
 
     impl Fx {
-        fn view(&mut self, now: Time) -> LbView<'_> {
-            LbView {
-                now,
-                g: &self.g,
-                routes: &self.routes,
-                ports: &mut self.ports,
-                dre: &self.dre,
-            }
-        }
-        fn node(&self, n: &str) -> u32 {
-            self.g.node_id(n).unwrap()
-        }
-        fn link(&self, s: &str) -> u32 {
-            self.g.resolve_link(s, "test").unwrap()[0]
-        }
         /// L0's uplinks in LBTag order.
         fn ups(&self) -> Vec<u32> {
             ["L0->S0#0", "L0->S0#1", "L0->S1#0", "L0->S1#1"]
@@ -590,19 +511,7 @@ mod tests {
             assert_eq!(port.dre.metric(t, &p, port.rate_bps, 3), m);
         }
         fn conga(&self, variant: CongaVariant, seed: u64) -> Conga {
-            CongaConfig::default().build(
-                &BuildCtx {
-                    g: &self.g,
-                    seed,
-                    ecmp_salt: true,
-                },
-                variant,
-            )
-        }
-        /// Candidates of `sw` toward the ToR of host `dst`.
-        fn cands(&self, sw: u32, dst: u32) -> Vec<u32> {
-            let tor = self.routes.tor_index[self.g.host_tor[dst as usize] as usize];
-            self.routes.group(sw, tor).to_vec()
+            CongaConfig::default().build(&self.ctx(seed), variant)
         }
     }
 
@@ -894,7 +803,7 @@ mod tests {
     fn conga_flow_uses_13ms() {
         let mut f = fx();
         let mut c = f.conga(CongaVariant::Flow, 3);
-        assert_eq!(c.t_fl, 13 * PS_PER_MS);
+        assert_eq!(c.fl.t_fl(), 13 * PS_PER_MS);
         let ups = f.ups();
         for (i, &u) in ups.iter().enumerate() {
             f.set_metric(u, if i == 0 { 0 } else { 2 }, 0);
@@ -1098,7 +1007,7 @@ mod tests {
                 var,
             );
             assert_eq!(
-                (b.t_fl, b.q_bits, b.fl_size, b.aging),
+                (b.fl.t_fl(), b.q_bits, b.fl.size(), b.aging),
                 (tfl, 3, 65_536, 10 * PS_PER_MS),
                 "{json}"
             );
@@ -1142,7 +1051,7 @@ mod tests {
         assert_eq!((c.n_leaves, c.u_max), (2, 4));
         assert_eq!(c.n_up, vec![4, 4]);
         assert_eq!(c.to_metric.len(), 2 * 2 * 4);
-        assert_eq!(c.fl_tick.len(), 2 * 65_536);
+        assert_eq!(c.fl.len(), 2 * 65_536);
         for (i, &u) in f.ups().iter().enumerate() {
             assert_eq!(c.uplink_idx[u as usize] as usize, i);
         }

@@ -3,18 +3,28 @@
 //! A scheme is a [`Balancer`]: the simulation calls it at every switch that has more than one
 //! shortest-path next hop for a packet (`choose`), and, if the scheme asks for them, on every
 //! packet arriving at or leaving a switch (to read and write overlay fields, as CONGA's leaves
-//! and spines do). It sees the switch's ports (queues, DREs) through [`LbView`] and keeps its
-//! own state. Registration: one variant of [`SchemeConfig`] (serde tag `name` is the scheme's
-//! name in scenarios, tables and plots) and its arm in [`SchemeConfig::build`]. The compiler's
+//! and spines do), and whenever the routes are computed (`on_routes`, as WCMP's weights need).
+//! It sees the switch's ports (queues, DREs) through [`LbView`] and keeps its own state.
+//! Registration: one variant of [`SchemeConfig`] (serde tag `name` is the scheme's name in
+//! scenarios, tables and plots) and its arm in [`SchemeConfig::build`]. The compiler's
 //! exhaustive `match` is the registry; there is no other list of schemes.
 
 mod conga;
+mod drill;
 mod ecmp;
+mod flowlet;
+mod letflow;
 mod spray;
+#[cfg(test)]
+mod testutil;
+mod wcmp;
 
 pub use conga::{CongaConfig, CongaVariant};
+pub use drill::DrillConfig;
 pub use ecmp::EcmpConfig;
+pub use letflow::LetFlowConfig;
 pub use spray::SprayConfig;
+pub use wcmp::WcmpConfig;
 
 use crate::error::Error;
 use crate::net::dre::DreParams;
@@ -67,6 +77,10 @@ pub trait Balancer {
     fn overlay(&self) -> OverlayMode {
         OverlayMode::None
     }
+    /// The routes were computed: at the start, and whenever a link change takes effect
+    /// (after `routing.detection_delay`; rate changes too). `v.routes` are the new routes,
+    /// `v.ports` carry the links' current rates.
+    fn on_routes(&mut self, _v: &mut LbView) {}
     /// The scheme's own counters for the summary (`lb` in summary.json), e.g. CONGA's flowlets.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
@@ -86,6 +100,12 @@ crate::tagged_enum! {
         "conga-flow" => CongaFlow(CongaConfig),
         /// Local congestion-aware: CONGA's decision with the remote metrics ignored (CONGA §2.4).
         "local" => Local(CongaConfig),
+        /// LetFlow: flowlets (T_fl = 500 µs) at every switch, each on a uniformly random next hop.
+        "letflow" => LetFlow(LetFlowConfig),
+        /// DRILL(d, m): per packet, the shortest queue among d random ports and m remembered ones.
+        "drill" => Drill(DrillConfig),
+        /// WCMP: per-flow hashing weighted by the capacity behind each next hop.
+        "wcmp" => Wcmp(WcmpConfig),
     }
 }
 
@@ -103,12 +123,14 @@ pub struct BuildCtx<'a> {
 }
 
 impl SchemeConfig {
-    pub fn validate(&self, _path: &str) -> Result<(), Error> {
+    pub fn validate(&self, path: &str) -> Result<(), Error> {
         match self {
-            SchemeConfig::Ecmp(_) | SchemeConfig::Spray(_) => Ok(()),
+            SchemeConfig::Ecmp(_) | SchemeConfig::Spray(_) | SchemeConfig::Wcmp(_) => Ok(()),
             SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
-                c.validate(_path)
+                c.validate(path)
             }
+            SchemeConfig::LetFlow(c) => c.validate(path),
+            SchemeConfig::Drill(c) => c.validate(path),
         }
     }
     pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Balancer> {
@@ -118,6 +140,9 @@ impl SchemeConfig {
             SchemeConfig::Conga(c) => Box::new(c.build(ctx, CongaVariant::Conga)),
             SchemeConfig::CongaFlow(c) => Box::new(c.build(ctx, CongaVariant::Flow)),
             SchemeConfig::Local(c) => Box::new(c.build(ctx, CongaVariant::Local)),
+            SchemeConfig::LetFlow(c) => Box::new(c.build(ctx)),
+            SchemeConfig::Drill(c) => Box::new(c.build(ctx)),
+            SchemeConfig::Wcmp(c) => Box::new(c.build(ctx)),
         }
     }
     /// The scheme's name as written in scenarios.
@@ -152,12 +177,26 @@ pub fn ecmp_salt(sw: u32, on: bool) -> u64 {
     }
 }
 
+/// The per-flow hash of `pkt` at a switch with `salt` (5-tuple and overlay path label).
+#[inline]
+pub fn flow_hash(pkt: &Packet, salt: u64) -> u64 {
+    let key = pkt.five_tuple() ^ ((pkt.overlay.path as u64) << 32);
+    crate::rng::hash64(key ^ salt)
+}
+
 /// ECMP next hop for `pkt` among `cands` at a switch with `salt`.
 #[inline]
 pub fn ecmp_pick(pkt: &Packet, salt: u64, cands: &[u32]) -> u32 {
-    let key = pkt.five_tuple() ^ ((pkt.overlay.path as u64) << 32);
-    let h = crate::rng::hash64(key ^ salt);
+    let h = flow_hash(pkt, salt);
     cands[((h >> 32) * cands.len() as u64 >> 32) as usize]
+}
+
+/// One random stream per node, derived from the seed and the node id (schemes that draw at
+/// every switch: a switch's draws do not depend on the others').
+pub fn switch_rngs(ctx: &BuildCtx) -> Vec<crate::rng::Rng> {
+    (0..ctx.g.nodes.len() as u64)
+        .map(|n| crate::rng::Rng::new(ctx.seed, crate::rng::stream::SCHEME + 1 + n))
+        .collect()
 }
 
 #[cfg(test)]
