@@ -200,6 +200,35 @@ def test_validate_applies_overrides(tiny: Path, cli: CliRunner) -> None:
     assert "scheme ecmp" in p.stdout
 
 
+def test_transport_profiles_validate_and_an_unknown_one_names_the_allowed(cli: CliRunner) -> None:
+    testbed = Path(fabriclb.scenarios_dir()) / "conga" / "testbed.toml"
+    for profile in ["linux-2.6.26", "linux-3.10"]:
+        p = cli("validate", testbed, "--set", f"transport.profile={profile}")
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.startswith("ok: conga-testbed"), p.stdout
+        assert "warning" not in p.stderr, p.stderr
+    p = cli("validate", testbed, "--set", "transport.profile=linux-9.99")
+    assert_clean_failure(p, 2, "transport.profile", "linux-9.99", '"linux-2.6.26"', '"linux-3.10"')
+
+
+def test_an_override_a_kernel_cannot_do_warns_and_runs(tiny: Path, tmp_path: Path, cli: CliRunner) -> None:
+    sets = ["--set", "transport.profile=linux-2.6.26", "--set", "transport.tsq=128KiB"]
+    p = cli("validate", tiny, *sets)
+    assert p.returncode == 0, p.stderr
+    assert "warning: transport.tsq contradicts" in p.stderr and "Linux 3.6" in p.stderr, p.stderr
+    out = tmp_path / "out"
+    p = cli("run", tiny, *sets, "--out", out, "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert "warning: transport.tsq" in p.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["warnings"]) == 1 and "transport.tsq" in summary["warnings"][0]
+    assert set(summary["tcp"]) == {"recoveries", "early_retransmits", "loss_probes", "undos"}
+    # The same from Python; a tunable beside a profile does not warn.
+    sc = fabriclb.load_scenario(tiny, {"transport.profile": "linux-3.10", "transport.min_rto": "1ms"})
+    assert fabriclb.scenario_warnings(sc) == []
+    assert sc["transport"]["cc"] == "cubic-linux-3.10" and sc["transport"]["min_rto"] == "1ms"
+
+
 REQUIRED_SUMMARY_KEYS = [
     "scheme",
     "seed",

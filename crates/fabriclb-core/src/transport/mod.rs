@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransportConfig {
-    /// Congestion control: "newreno", "cubic" or "dctcp".
+    /// Congestion control: "newreno", "cubic", "dctcp", or CUBIC as a Linux kernel implements
+    /// it: "cubic-linux-2.6.26", "cubic-linux-3.10".
     #[serde(default)]
     pub cc: CcKind,
     /// IP MTU in bytes, 576..=9216 (1500 and 9000 are the usual). MSS = MTU − 40.
