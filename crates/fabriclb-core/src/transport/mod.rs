@@ -8,7 +8,9 @@
 //! kernel's transport at once; docs/TRANSPORT.md describes each behaviour and its source.
 
 pub mod cc;
+pub mod mptcp;
 pub mod profile;
+pub mod ranges;
 pub mod tcp;
 
 use crate::error::Error;

@@ -6,11 +6,13 @@
 mod cubic;
 mod cubic_linux;
 mod dctcp;
+mod lia;
 mod newreno;
 
 pub use cubic::Cubic;
 pub use cubic_linux::{CubicLinux, Kernel};
 pub use dctcp::Dctcp;
+pub use lia::{lia_alpha, Lia};
 pub use newreno::NewReno;
 
 use crate::units::Time;
@@ -93,6 +95,8 @@ pub enum Cc {
     Cubic(Cubic),
     Dctcp(Dctcp),
     CubicLinux(CubicLinux),
+    /// MPTCP's coupled increase (chosen by the MPTCP transport, not by `transport.cc`).
+    Lia(Lia),
 }
 
 impl Cc {
@@ -131,6 +135,7 @@ macro_rules! dispatch {
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::CubicLinux($c) => $e,
+            Cc::Lia($c) => $e,
         }
     };
 }

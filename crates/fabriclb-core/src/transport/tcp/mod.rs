@@ -60,6 +60,11 @@ pub enum State {
     Closed,
     SynSent,
     Established,
+    /// An MPTCP join (MP_JOIN) sent its SYN.
+    JoinSent,
+    /// A join got its SYN-ACK and sent the third ACK; it may carry data once that ACK is
+    /// acknowledged (the fourth packet, RFC 6824 §3.2).
+    JoinWait,
 }
 
 /// What the retransmission timer is armed for. Linux multiplexes the three on one timer
@@ -303,6 +308,56 @@ impl Conn {
         out.push(pk);
     }
 
+    /// Open an MPTCP subflow with MP_JOIN: SYN, SYN-ACK, third ACK, and the fourth packet
+    /// (the ACK of the third) before data.
+    pub fn open_join(&mut self, now: Time, p: &TcpParams, out: &mut Vec<Packet>) {
+        self.open(now, p, out);
+        self.state = State::JoinSent;
+    }
+
+    fn send_third_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mut pk = self.base_packet(now);
+        pk.flags = flags::ACK;
+        pk.size = frame_bytes(0);
+        pk.tx_count = 1;
+        out.push(pk);
+    }
+
+    /// The receiving end of a join gets its third ACK: answer with the fourth packet.
+    pub fn on_join_ack(&mut self, now: Time, pk: &Packet, out: &mut Vec<Packet>) {
+        self.last_ts = pk.ts;
+        let s = self.rcv_nxt;
+        let _ = now;
+        self.make_ack(s, out);
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    /// New bytes this connection could send now: its window's room less what is written and
+    /// not yet sent (an MPTCP scheduler maps no more than that onto it).
+    pub fn send_room(&self, p: &TcpParams) -> u64 {
+        if self.state != State::Established {
+            return 0;
+        }
+        if p.tsq_bytes > 0 && self.nic_bytes >= p.tsq_bytes {
+            return 0;
+        }
+        let mss = p.mss as u64;
+        let cwnd = self.w.cwnd.min(p.rwnd_bytes as f64).max(mss as f64) as u64;
+        let unsent = self.app_end.saturating_sub(self.snd_nxt);
+        let room = cwnd.saturating_sub(self.pipe() + unsent);
+        room.min((self.snd_una + p.rwnd_bytes).saturating_sub(self.app_end))
+    }
+
+    /// Append `len` bytes mapped by MPTCP to this subflow's stream; returns where they start.
+    pub fn write_mapped(&mut self, len: u64) -> u64 {
+        let start = self.app_end;
+        self.app_end += len;
+        start
+    }
+
     /// The application writes a message of `bytes` (u64::MAX-ish for unbounded) as flow `flow`.
     pub fn write(&mut self, flow: u32, bytes: u64) {
         self.app_end = self.app_end.saturating_add(bytes);
@@ -532,7 +587,19 @@ impl Conn {
                 self.update_rtt(now, pk.ts, p);
                 self.rto_deadline = NEVER;
                 self.try_send(now, p, out);
+            } else if self.state == State::JoinSent {
+                self.state = State::JoinWait;
+                self.update_rtt(now, pk.ts, p);
+                self.send_third_ack(now, out);
+                self.arm_rto(now);
             }
+            return;
+        }
+        if self.state == State::JoinWait {
+            // The fourth packet: the join may carry data.
+            self.state = State::Established;
+            self.rto_deadline = NEVER;
+            self.try_send(now, p, out);
             return;
         }
         if self.state != State::Established {
@@ -729,10 +796,18 @@ impl Conn {
     fn on_rto(&mut self, now: Time, p: &TcpParams, out: &mut Vec<Packet>) {
         self.stats.timeouts += 1;
         self.rto_ps = (self.rto_ps.saturating_mul(2)).min(p.max_rto_ps);
-        if self.state == State::SynSent {
-            self.send_syn(now, out);
-            self.rto_deadline = now + self.rto_ps;
-            return;
+        match self.state {
+            State::SynSent | State::JoinSent => {
+                self.send_syn(now, out);
+                self.rto_deadline = now + self.rto_ps;
+                return;
+            }
+            State::JoinWait => {
+                self.send_third_ack(now, out);
+                self.rto_deadline = now + self.rto_ps;
+                return;
+            }
+            _ => {}
         }
         let flight = self.flight();
         self.cc.on_timeout(&mut self.w, flight);

@@ -17,6 +17,7 @@
 
 use super::{Conn, Events, TcpParams, NEVER};
 use crate::net::packet::{flags, frame_bytes, Packet};
+use crate::transport::ranges::insert_range;
 use crate::transport::AckRules;
 use crate::units::{Time, PS_PER_MS};
 
@@ -43,7 +44,7 @@ impl Conn {
         out.push(a);
     }
 
-    fn make_ack(&mut self, pk_seq: u64, out: &mut Vec<Packet>) {
+    pub(super) fn make_ack(&mut self, pk_seq: u64, out: &mut Vec<Packet>) {
         let mut a = Packet {
             src: self.dst,
             dst: self.src,
@@ -291,17 +292,4 @@ impl Conn {
         }
         self.delack_deadline = NEVER;
     }
-}
-
-/// Insert [s, e) into a sorted list of disjoint ranges, merging overlaps.
-pub(super) fn insert_range(v: &mut Vec<(u64, u64)>, s: u64, e: u64) {
-    let i = v.partition_point(|r| r.1 < s);
-    let mut j = i;
-    let (mut ns, mut ne) = (s, e);
-    while j < v.len() && v[j].0 <= e {
-        ns = ns.min(v[j].0);
-        ne = ne.max(v[j].1);
-        j += 1;
-    }
-    v.splice(i..j, std::iter::once((ns, ne)));
 }

@@ -12,9 +12,9 @@
 //!   in the current recovery episode, that retransmission was unnecessary (RFC 3708), which the
 //!   undo counts.
 
-use super::receiver::insert_range;
 use super::{Conn, TcpParams};
 use crate::net::packet::{flags, Packet};
+use crate::transport::ranges::insert_range;
 use crate::units::Time;
 
 impl Conn {

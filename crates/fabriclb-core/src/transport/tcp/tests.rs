@@ -1,7 +1,7 @@
 //! Unit tests of the connection as a whole (sender and receiver driven together).
 
-use super::receiver::insert_range;
 use super::*;
+use crate::transport::ranges::insert_range;
 use crate::transport::TransportConfig;
 
 fn params(sack: bool, cc: &str) -> TcpParams {
