@@ -7,6 +7,7 @@
 //! - [`transport`]: TCP endpoints and congestion controllers.
 //! - [`lb`]: load-balancing schemes, one file each, plugged into switch and host hooks.
 //! - [`workload`]: flow-size CDFs and traffic generators.
+//! - [`host`]: the hosts: transport endpoints, the applications' flows, the edge shim.
 //! - [`scenario`]: the validated input.
 //! - [`sim`]: the world that wires them together and runs the event loop; [`stats`] turns its
 //!   counters into tables. [`api`] is the front door; [`bench`] the named benchmarks.
@@ -17,6 +18,7 @@ pub mod api;
 pub mod bench;
 pub mod engine;
 pub mod error;
+pub mod host;
 pub mod lb;
 pub mod net;
 pub mod rng;

@@ -3,11 +3,16 @@
 //! Event kinds (one `match` dispatches them):
 //! - `Arrive { pkt, link }`: the packet's last bit reaches the far end of `link`. Counts one
 //!   packet-hop. At a switch the packet is routed and offered to an output port at once (output
-//!   queueing, no switching delay); at a host it goes to its TCP endpoint.
+//!   queueing, no switching delay); at a host it goes to the host layer (`host`).
 //! - TCP timers (`Rto`, `DelAck`, `AppWake`): each connection has at most one pending event per
 //!   timer; deadlines move freely in the connection and the event re-arms itself when it fires
 //!   early (lazy timers), so an ACK never touches the event set.
 //! - `Flow`: start the next flows of the pre-generated, time-sorted workload.
+//! - `Shim { host }`: an edge shim's timer at a host (same lazy rule).
+//!
+//! The host layer (`host::Hosts`) owns the endpoints, flows and shim; after each of its calls
+//! this file puts the packets it produced on the hosts' NICs and schedules the timers it moved
+//! (`flush_hosts`).
 //! - `Link`/`Reroute`: link state changes and the routing update that follows after the
 //!   detection delay.
 //! - `Window`, `Trace`, `Mark`: measurement windows, flow-trace samples, warm-up and end marks.
@@ -20,21 +25,19 @@
 use crate::api::{RunOptions, RunResult};
 use crate::engine::EventQueue;
 use crate::error::Error;
+use crate::host::{Hosts, NetRef, TimerKind};
 use crate::lb::{Balancer, BuildCtx, LbView, OverlayMode};
 use crate::net::dre::DreParams;
-use crate::net::packet::{
-    flags, frame_bytes, Arena, Packet, PktId, MIN_FRAME, OVERLAY_HDR, PREAMBLE_IFG,
-};
+use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR, PREAMBLE_IFG};
 use crate::net::port::{Enqueue, Port, PortMark};
 use crate::net::routing::Routes;
 use crate::net::topology::{Graph, Role};
 use crate::rng::{stream, Rng};
 use crate::scenario::{FailureKind, Scenario};
-use crate::transport::tcp::{AppRate, Conn, Events, NEVER};
-use crate::transport::TcpParams;
-use crate::units::{ser_ps, Time};
+use crate::transport::tcp::NEVER;
+use crate::units::Time;
 use crate::workload::arrivals::WireCost;
-use crate::workload::{ConnPolicy, FlowSpec, GenCtx};
+use crate::workload::{FlowSpec, GenCtx};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
@@ -62,6 +65,7 @@ pub(crate) enum Ev {
     Window,
     Trace,
     Mark { which: u8 },
+    Shim { host: u32 },
 }
 
 /// An event packed into 8 bytes, so that a pending entry is 16 bytes (the event set is
@@ -87,6 +91,7 @@ impl From<Ev> for PackedEv {
             Ev::Window => (KIND0 + 6, 0),
             Ev::Trace => (KIND0 + 7, 0),
             Ev::Mark { which } => (KIND0 + 8, which as u32),
+            Ev::Shim { host } => (KIND0 + 9, host),
         };
         PackedEv((hi as u64) << 32 | lo as u64)
     }
@@ -108,7 +113,8 @@ impl From<PackedEv> for Ev {
             5 => Ev::Reroute,
             6 => Ev::Window,
             7 => Ev::Trace,
-            _ => Ev::Mark { which: lo as u8 },
+            8 => Ev::Mark { which: lo as u8 },
+            _ => Ev::Shim { host: lo },
         }
     }
 }
@@ -154,26 +160,6 @@ struct LinkChange {
     action: LinkAction,
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Timers {
-    rto: Time,
-    delack: Time,
-    app: Time,
-}
-
-/// One flow's record.
-#[derive(Clone, Debug)]
-pub(crate) struct FlowRec {
-    pub spec: FlowSpec,
-    pub conn: u32,
-    pub end: Time,
-    pub new_conn: bool,
-    /// Stream offset of the flow's first byte on its connection.
-    pub start_off: u64,
-    pub base: [u64; 4],
-    pub counts: [u64; 4],
-}
-
 /// Counters of the whole run.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Counters {
@@ -182,8 +168,6 @@ pub(crate) struct Counters {
     pub dropped: u64,
     pub hops: u64,
     pub events: u64,
-    /// In-order payload bytes delivered to receiving applications.
-    pub app_bytes: u64,
     pub app_bytes_at_warmup: u64,
     pub app_bytes_at_end: u64,
     pub no_route_drops: u64,
@@ -222,13 +206,14 @@ pub struct Sim {
     nominal_rate: Vec<u64>,
     link_up: Vec<bool>,
     arena: Arena,
-    pub(crate) conns: Vec<Conn>,
-    timers: Vec<Timers>,
-    pools: HashMap<(u32, u32), Vec<u32>>,
-    pub(crate) flows: Vec<FlowRec>,
+    /// The hosts: endpoints, flows, edge shim.
+    pub(crate) hosts: Hosts,
+    /// Per host, the pending shim timer event (`NEVER`: none).
+    shim_timers: Vec<Time>,
+    /// Every switch's ECMP salt (for path discovery).
+    salts: Vec<u64>,
     specs: Vec<FlowSpec>,
     next_spec: usize,
-    open_flows: usize,
     lb: Box<dyn Balancer>,
     lb_hooks: bool,
     /// The scheme reads DREs: keep them up to date.
@@ -239,7 +224,6 @@ pub struct Sim {
     /// `prefetch_next_out` could predict it exactly.
     predicted: Option<(PktId, u32, u32)>,
     pub(crate) overlay: OverlayMode,
-    pub(crate) tcp: TcpParams,
     dre: DreParams,
     loss_rng: Rng,
     changes: Vec<LinkChange>,
@@ -256,8 +240,6 @@ pub struct Sim {
     leaf_uplinks: Vec<(u32, Vec<u32>)>,
     /// host -> the ToR's downlink toward it.
     host_downlink: Vec<u32>,
-    out: Vec<Packet>,
-    tcp_ev: Events,
     pub(crate) end_arrivals: Time,
     /// The end-of-arrivals mark has run.
     arrivals_done: bool,
@@ -431,11 +413,17 @@ impl Sim {
         }
         changes.sort_by_key(|c| c.t);
 
-        let lb = sc.scheme.build(&BuildCtx {
+        let bctx = BuildCtx {
             g: &g,
             seed: sc.seed,
             ecmp_salt: sc.routing.ecmp_salt,
-        });
+            rcv_window_bytes: tcp.rwnd_bytes,
+        };
+        let parts = sc.scheme.build(&bctx);
+        let salts = crate::lb::ecmp_salts(&bctx);
+        let lb = parts.lb;
+        let mut hosts = Hosts::new(tcp.clone(), parts.mptcp);
+        hosts.shim = parts.shim;
         let lb_hooks = lb.wants_switch_hooks();
         let track_dre = lb.reads_dre();
         let links_rt = g
@@ -510,13 +498,11 @@ impl Sim {
             nominal_rate,
             link_up: vec![true; n_links],
             arena: Arena::default(),
-            conns: vec![],
-            timers: vec![],
-            pools: HashMap::new(),
-            flows: vec![],
+            hosts,
+            shim_timers: vec![NEVER; n_nodes],
+            salts,
             specs,
             next_spec: 0,
-            open_flows: 0,
             lb,
             lb_hooks,
             track_dre,
@@ -548,8 +534,6 @@ impl Sim {
             traces: TraceRows::default(),
             leaf_uplinks,
             host_downlink,
-            out: Vec::with_capacity(64),
-            tcp_ev: Events::default(),
             end_arrivals: sc.duration.0,
             arrivals_done: false,
             end_time: sc.duration.0 + sc.drain.0,
@@ -561,7 +545,6 @@ impl Sim {
             sim_end: 0,
             interval_marks: Default::default(),
             ports,
-            tcp,
             g,
             sc: sc.clone(),
         };
@@ -669,7 +652,10 @@ impl Sim {
                 self.check_conservation()?;
             }
             // Everything finished after the arrivals ended: nothing left to measure.
-            if self.arrivals_done && self.open_flows == 0 && self.next_spec >= self.specs.len() {
+            if self.arrivals_done
+                && self.hosts.open_flows == 0
+                && self.next_spec >= self.specs.len()
+            {
                 break;
             }
         }
@@ -677,7 +663,7 @@ impl Sim {
         self.sim_end = now;
         if !self.arrivals_done {
             // The events ran out before the end of arrivals: the interval ends here.
-            self.c.app_bytes_at_end = self.c.app_bytes;
+            self.c.app_bytes_at_end = self.hosts.app_bytes;
             for which in 0..2 {
                 if self.interval_marks[which].is_empty() {
                     self.mark_ports(which, now);
@@ -841,39 +827,19 @@ impl Sim {
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::Arrive { pkt, link } => self.arrive(now, pkt, link),
-            Ev::Rto { conn } => {
-                self.timers[conn as usize].rto = NEVER;
-                let d = self.conns[conn as usize].rto_deadline;
-                if d != NEVER && d <= now {
-                    self.conns[conn as usize].rto_deadline = NEVER;
-                    let c = &mut self.conns[conn as usize];
-                    c.on_timer(now, &self.tcp, &mut self.out);
-                    let src = c.src;
-                    self.emit_out(now, conn, src);
-                }
-                self.sync_timers(conn);
-            }
-            Ev::DelAck { conn } => {
-                self.timers[conn as usize].delack = NEVER;
-                let d = self.conns[conn as usize].delack_deadline;
-                if d != NEVER && d <= now {
-                    let c = &mut self.conns[conn as usize];
-                    c.on_delack(&self.tcp, &mut self.out);
-                    let dst = c.dst;
-                    self.emit_out(now, conn, dst);
-                }
-                self.sync_timers(conn);
-            }
-            Ev::AppWake { conn } => {
-                self.timers[conn as usize].app = NEVER;
-                let d = self.conns[conn as usize].app_wake;
-                if d != NEVER && d <= now {
-                    let c = &mut self.conns[conn as usize];
-                    c.try_send(now, &self.tcp, &mut self.out);
-                    let src = c.src;
-                    self.emit_out(now, conn, src);
-                }
-                self.sync_timers(conn);
+            Ev::Rto { conn } => self.host_timer(now, TimerKind::Rto, conn),
+            Ev::DelAck { conn } => self.host_timer(now, TimerKind::DelAck, conn),
+            Ev::AppWake { conn } => self.host_timer(now, TimerKind::AppWake, conn),
+            Ev::Shim { host } => {
+                self.shim_timers[host as usize] = NEVER;
+                let net = NetRef {
+                    g: &self.g,
+                    routes: &self.routes,
+                    ports: &self.ports,
+                    overlay: self.overlay,
+                };
+                self.hosts.on_shim_timer(&net, now, host);
+                self.flush_hosts(now);
             }
             Ev::Flow => self.start_flows(now),
             Ev::Link { idx } => {
@@ -902,9 +868,9 @@ impl Sim {
             }
             Ev::Mark { which } => {
                 if which == 0 {
-                    self.c.app_bytes_at_warmup = self.c.app_bytes;
+                    self.c.app_bytes_at_warmup = self.hosts.app_bytes;
                 } else {
-                    self.c.app_bytes_at_end = self.c.app_bytes;
+                    self.c.app_bytes_at_end = self.hosts.app_bytes;
                     self.arrivals_done = true;
                 }
                 self.mark_ports(which as usize, now);
@@ -923,6 +889,13 @@ impl Sim {
             dre: &self.dre,
         };
         self.lb.on_routes(&mut v);
+        if let Some(s) = self.hosts.shim.as_mut() {
+            s.on_routes(&crate::host::shim::ShimView {
+                g: &self.g,
+                routes: &self.routes,
+                salts: &self.salts,
+            });
+        }
     }
 
     fn apply_change(&mut self, idx: usize, now: Time) {
@@ -956,109 +929,51 @@ impl Sim {
         self.check_pools();
     }
 
-    fn sync_timers(&mut self, conn: u32) {
-        let c = &self.conns[conn as usize];
-        let (rto, del, app) = (c.rto_deadline, c.delack_deadline, c.app_wake);
-        let t = self.timers[conn as usize];
-        if rto != NEVER && t.rto > rto {
-            self.timers[conn as usize].rto = rto;
-            self.schedule(rto, Ev::Rto { conn });
-        }
-        if del != NEVER && t.delack > del {
-            self.timers[conn as usize].delack = del;
-            self.schedule(del, Ev::DelAck { conn });
-        }
-        if app != NEVER && t.app > app {
-            self.timers[conn as usize].app = app;
-            self.schedule(app, Ev::AppWake { conn });
+    /// What the host layer and the result tables may read of the fabric.
+    pub(crate) fn net(&self) -> NetRef<'_> {
+        NetRef {
+            g: &self.g,
+            routes: &self.routes,
+            ports: &self.ports,
+            overlay: self.overlay,
         }
     }
 
-    fn new_conn(&mut self, now: Time, src: u32, dst: u32, established: bool) -> u32 {
-        let id = self.conns.len() as u32;
-        let sport = 1024 + (id % 60_000) as u16;
-        let dport = 80 + (id / 60_000) as u16;
-        let mut c = Conn::new(&self.tcp, src, dst, sport, dport, established);
-        if established && self.tcp.rto_estimator == crate::transport::RtoEstimator::Linux {
-            // A pre-established connection had its handshake, from which Linux takes an RTT
-            // sample (both ends in 3.10; with timestamps in 2.6.26): the idle path's round trip
-            // of a minimum frame.
-            let (fwd, rev) = crate::stats::ideal_path(self, src, dst);
-            let rtt: Time = fwd
-                .iter()
-                .chain(&rev)
-                .map(|h| {
-                    h.delay_ps
-                        + ser_ps(
-                            (MIN_FRAME + PREAMBLE_IFG + h.extra_bytes) as u64,
-                            h.rate_bps,
-                        )
-                })
-                .sum();
-            c.handshake_sample(now, rtt, &self.tcp);
+    fn host_timer(&mut self, now: Time, kind: TimerKind, conn: u32) {
+        self.hosts.on_timer(now, kind, conn);
+        self.flush_hosts(now);
+    }
+
+    fn sync_timers(&mut self, conn: u32) {
+        let c = &self.hosts.conns[conn as usize];
+        let (rto, del, app) = (c.rto_deadline, c.delack_deadline, c.app_wake);
+        let t = self.hosts.timers[conn as usize];
+        if rto != NEVER && t.rto > rto {
+            self.hosts.timers[conn as usize].rto = rto;
+            self.schedule(rto, Ev::Rto { conn });
         }
-        self.conns.push(c);
-        self.timers.push(Timers {
-            rto: NEVER,
-            delack: NEVER,
-            app: NEVER,
-        });
-        id
+        if del != NEVER && t.delack > del {
+            self.hosts.timers[conn as usize].delack = del;
+            self.schedule(del, Ev::DelAck { conn });
+        }
+        if app != NEVER && t.app > app {
+            self.hosts.timers[conn as usize].app = app;
+            self.schedule(app, Ev::AppWake { conn });
+        }
     }
 
     fn start_flows(&mut self, now: Time) {
         while self.next_spec < self.specs.len() && self.specs[self.next_spec].start_ps <= now {
             let spec = self.specs[self.next_spec];
             self.next_spec += 1;
-            let fid = self.flows.len() as u32;
-            let (conn, new_conn) = match spec.conn {
-                ConnPolicy::New => (self.new_conn(now, spec.src, spec.dst, false), true),
-                ConnPolicy::Persistent { per_pair } => {
-                    let key = (spec.src, spec.dst);
-                    if !self.pools.contains_key(&key) {
-                        let ids = (0..per_pair.max(1))
-                            .map(|_| self.new_conn(now, spec.src, spec.dst, true))
-                            .collect();
-                        self.pools.insert(key, ids);
-                    }
-                    let pool = &self.pools[&key];
-                    // An idle connection if there is one, else the least backlogged.
-                    let best = *pool
-                        .iter()
-                        .min_by_key(|&&c| {
-                            self.conns[c as usize].app_end - self.conns[c as usize].snd_una
-                        })
-                        .unwrap();
-                    (best, false)
-                }
+            let net = NetRef {
+                g: &self.g,
+                routes: &self.routes,
+                ports: &self.ports,
+                overlay: self.overlay,
             };
-            let c = &mut self.conns[conn as usize];
-            let st = &c.stats;
-            let base = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
-            if let Some(a) = spec.app {
-                c.app_rate = Some(AppRate::new(a.rate_bps, a.write_bytes, now, c.app_end));
-            }
-            let start_off = c.app_end;
-            c.write(fid, spec.size_bytes);
-            self.flows.push(FlowRec {
-                spec,
-                conn,
-                end: NEVER,
-                new_conn,
-                start_off,
-                base,
-                counts: [0; 4],
-            });
-            self.open_flows += 1;
-            let c = &mut self.conns[conn as usize];
-            if new_conn {
-                c.open(now, &self.tcp, &mut self.out);
-            } else {
-                c.try_send(now, &self.tcp, &mut self.out);
-            }
-            let src = c.src;
-            self.emit_out(now, conn, src);
-            self.sync_timers(conn);
+            self.hosts.start_flow(&net, now, spec);
+            self.flush_hosts(now);
         }
         if let Some(s) = self.specs.get(self.next_spec) {
             let t = s.start_ps;
@@ -1066,25 +981,48 @@ impl Sim {
         }
     }
 
-    /// Put the packets TCP produced on `host`'s NIC.
-    fn emit_out(&mut self, now: Time, conn: u32, host: u32) {
-        let mut out = std::mem::take(&mut self.out);
+    /// Put the packets the host layer produced on their hosts' NICs (through the edge shim, if
+    /// any), then schedule the timers it moved.
+    fn flush_hosts(&mut self, now: Time) {
+        let mut out = std::mem::take(&mut self.hosts.out);
         // TSQ needs to know when the NIC will have sent each of the sender's data segments.
-        let tsq = self.tcp.tsq_bytes > 0 && host == self.conns[conn as usize].src;
+        let tsq = self.hosts.tcp.tsq_bytes > 0;
         for mut pk in out.drain(..) {
-            pk.conn = conn;
+            if let Some(s) = self.hosts.shim.as_mut() {
+                s.on_send(now, &mut pk);
+            }
             self.c.sent += 1;
-            let payload = pk.payload;
+            let (payload, conn, host) = (pk.payload, pk.conn, pk.src);
+            let by_sender = tsq && self.hosts.sent_by_sender(&pk);
             let id = self.arena.alloc(pk);
             let link = self.g.host_uplink[host as usize];
             let end = self.transmit(now, link, id);
-            if let (true, Some(end)) = (tsq && payload > 0, end) {
-                self.conns[conn as usize].nic_accepted(end, payload);
+            if let (true, Some(end)) = (by_sender, end) {
+                self.hosts.nic_accepted(conn, end, payload);
+            }
+            if self.hosts.shim.is_some() {
+                self.sync_shim_timer(host);
             }
         }
-        self.out = out;
-        if tsq {
-            self.conns[conn as usize].arm_tsq_wakeup();
+        self.hosts.out = out;
+        for i in 0..self.hosts.touched.len() {
+            let (conn, sender) = self.hosts.touched[i];
+            if tsq && sender {
+                self.hosts.conns[conn as usize].arm_tsq_wakeup();
+            }
+            self.sync_timers(conn);
+        }
+        self.hosts.touched.clear();
+    }
+
+    fn sync_shim_timer(&mut self, host: u32) {
+        let Some(s) = self.hosts.shim.as_ref() else {
+            return;
+        };
+        let t = s.next_timer(host);
+        if t != NEVER && self.shim_timers[host as usize] > t {
+            self.shim_timers[host as usize] = t;
+            self.schedule(t, Ev::Shim { host });
         }
     }
 
@@ -1300,37 +1238,21 @@ impl Sim {
         let pk = *self.arena.get(id);
         self.arena.free(id);
         self.c.delivered += 1;
-        let conn = pk.conn;
-        let ci = conn as usize;
-        let c = &mut self.conns[ci];
-        if pk.is(flags::SYN) && !pk.is(flags::ACK) {
-            c.on_syn(now, &pk, &mut self.out);
-            let dst = c.dst;
-            self.emit_out(now, conn, dst);
-        } else if pk.is(flags::ACK) {
-            c.on_ack(now, &pk, &self.tcp, &mut self.out);
-            let src = c.src;
-            self.emit_out(now, conn, src);
+        let net = NetRef {
+            g: &self.g,
+            routes: &self.routes,
+            ports: &self.ports,
+            overlay: self.overlay,
+        };
+        if self.hosts.shim.is_some() {
+            let host = pk.dst;
+            self.hosts.deliver_through_shim(&net, now, pk);
+            self.flush_hosts(now);
+            self.sync_shim_timer(host);
         } else {
-            let before = c.rcv_nxt;
-            self.tcp_ev.completed.clear();
-            c.on_data(now, &pk, &self.tcp, &mut self.out, &mut self.tcp_ev);
-            self.c.app_bytes += c.rcv_nxt - before;
-            let dst = c.dst;
-            self.emit_out(now, conn, dst);
-            for i in 0..self.tcp_ev.completed.len() {
-                let f = self.tcp_ev.completed[i] as usize;
-                let st = &self.conns[ci].stats;
-                let cur = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
-                let rec = &mut self.flows[f];
-                rec.end = now;
-                for k in 0..4 {
-                    rec.counts[k] = cur[k] - rec.base[k];
-                }
-                self.open_flows -= 1;
-            }
+            self.hosts.deliver(&net, now, &pk);
+            self.flush_hosts(now);
         }
-        self.sync_timers(conn);
     }
 
     fn flush_window(&mut self, now: Time) {
@@ -1387,16 +1309,16 @@ impl Sim {
     fn sample_traces(&mut self, now: Time) {
         let dt_s = self.sc.measure.trace_interval.0 as f64 * 1e-12;
         for &f in &self.sc.measure.trace_flows {
-            let Some(rec) = self.flows.get(f as usize) else {
+            let Some(rec) = self.hosts.flows.get(f as usize) else {
                 continue;
             };
-            let c = &self.conns[rec.conn as usize];
+            let c = &self.hosts.conns[rec.conn as usize];
             let last = self.traces.last_rcv.insert(f, c.rcv_nxt).unwrap_or(0);
             let t = &mut self.traces;
             t.t_ms.push(now as f64 * 1e-9);
             t.flow.push(f as u64);
             t.cwnd_bytes.push(c.w.cwnd);
-            t.srtt_us.push(c.srtt_ps(&self.tcp) * 1e-6);
+            t.srtt_us.push(c.srtt_ps(&self.hosts.tcp) * 1e-6);
             t.rate_gbps
                 .push((c.rcv_nxt - last) as f64 * 8.0 / dt_s / 1e9);
             t.dctcp_alpha.push(c.cc.alpha());
@@ -1426,6 +1348,7 @@ mod tests {
             Ev::Window,
             Ev::Trace,
             Ev::Mark { which: 1 },
+            Ev::Shim { host: 5 },
         ];
         for ev in cases {
             assert_eq!(Ev::from(PackedEv::from(ev)), ev);

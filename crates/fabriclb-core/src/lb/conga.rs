@@ -998,24 +998,13 @@ mod tests {
                 SchemeConfig::Local(c) => (c, CongaVariant::Local),
                 _ => unreachable!(),
             };
-            let b = cfg.build(
-                &BuildCtx {
-                    g: &f.g,
-                    seed: 1,
-                    ecmp_salt: true,
-                },
-                var,
-            );
+            let b = cfg.build(&f.ctx(1), var);
             assert_eq!(
                 (b.fl.t_fl(), b.q_bits, b.fl.size(), b.aging),
                 (tfl, 3, 65_536, 10 * PS_PER_MS),
                 "{json}"
             );
-            let bx = s.build(&BuildCtx {
-                g: &f.g,
-                seed: 1,
-                ecmp_salt: true,
-            });
+            let bx = s.build(&f.ctx(1)).lb;
             assert_eq!(bx.overlay(), OverlayMode::Leaf);
             assert!(bx.wants_switch_hooks());
         }

@@ -19,6 +19,7 @@ mod spray;
 mod testutil;
 mod wcmp;
 
+pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
 pub use ecmp::EcmpConfig;
@@ -106,6 +107,8 @@ crate::tagged_enum! {
         "drill" => Drill(DrillConfig),
         /// WCMP: per-flow hashing weighted by the capacity behind each next hop.
         "wcmp" => Wcmp(WcmpConfig),
+        /// MPTCP in the hosts (n subflows, LIA), ECMP in the fabric (CONGA §5's baseline).
+        "mptcp" => Mptcp(MptcpConfig),
     }
 }
 
@@ -120,6 +123,17 @@ pub struct BuildCtx<'a> {
     pub g: &'a Graph,
     pub seed: u64,
     pub ecmp_salt: bool,
+    /// The transport's receive window (an MPTCP connection's default receive buffer).
+    pub rcv_window_bytes: u64,
+}
+
+/// A built scheme: the switches' balancer, and what a host-side scheme adds to the hosts.
+pub struct SchemeParts {
+    pub lb: Box<dyn Balancer>,
+    /// An edge shim between each host's transport and its NIC.
+    pub shim: Option<Box<dyn crate::host::shim::EdgeShim>>,
+    /// The MPTCP transport in place of TCP.
+    pub mptcp: Option<crate::transport::mptcp::MptcpParams>,
 }
 
 impl SchemeConfig {
@@ -131,10 +145,13 @@ impl SchemeConfig {
             }
             SchemeConfig::LetFlow(c) => c.validate(path),
             SchemeConfig::Drill(c) => c.validate(path),
+            SchemeConfig::Mptcp(c) => c.validate(path),
         }
     }
-    pub fn build(&self, ctx: &BuildCtx) -> Box<dyn Balancer> {
-        match self {
+    /// Build the scheme: its switch balancer, and for host-side schemes its edge shim or its
+    /// transport.
+    pub fn build(&self, ctx: &BuildCtx) -> SchemeParts {
+        let lb: Box<dyn Balancer> = match self {
             SchemeConfig::Ecmp(c) => Box::new(c.build(ctx)),
             SchemeConfig::Spray(c) => Box::new(c.build(ctx)),
             SchemeConfig::Conga(c) => Box::new(c.build(ctx, CongaVariant::Conga)),
@@ -143,6 +160,18 @@ impl SchemeConfig {
             SchemeConfig::LetFlow(c) => Box::new(c.build(ctx)),
             SchemeConfig::Drill(c) => Box::new(c.build(ctx)),
             SchemeConfig::Wcmp(c) => Box::new(c.build(ctx)),
+            SchemeConfig::Mptcp(c) => {
+                return SchemeParts {
+                    lb: Box::new(EcmpConfig {}.build(ctx)),
+                    shim: None,
+                    mptcp: Some(c.params(ctx.rcv_window_bytes)),
+                }
+            }
+        };
+        SchemeParts {
+            lb,
+            shim: None,
+            mptcp: None,
         }
     }
     /// The scheme's name as written in scenarios.
@@ -168,6 +197,11 @@ pub fn tag_names<T: JsonSchema>(tag: &str) -> Vec<String> {
         .collect()
 }
 
+/// Every switch's ECMP salt.
+pub fn ecmp_salts(ctx: &BuildCtx) -> Vec<u64> {
+    ecmp::salts(ctx)
+}
+
 /// Per-switch ECMP salt: a stable function of the switch id (0 when salting is off).
 pub fn ecmp_salt(sw: u32, on: bool) -> u64 {
     if on {
@@ -182,6 +216,15 @@ pub fn ecmp_salt(sw: u32, on: bool) -> u64 {
 pub fn flow_hash(pkt: &Packet, salt: u64) -> u64 {
     let key = pkt.five_tuple() ^ ((pkt.overlay.path as u64) << 32);
     crate::rng::hash64(key ^ salt)
+}
+
+/// ECMP next hop among `cands` for a host-encapsulated packet: the outer header alone (source
+/// and destination host, outer source port) is hashed, with the switch's `salt`.
+#[inline]
+pub fn ecmp_outer_pick(src: u32, dst: u32, port: u16, salt: u64, cands: &[u32]) -> u32 {
+    let key = ((src as u64) << 40) ^ ((dst as u64) << 16) ^ ((port as u64) << 48) ^ 0x0ED6E;
+    let h = crate::rng::hash64(key ^ salt);
+    cands[((h >> 32) * cands.len() as u64 >> 32) as usize]
 }
 
 /// ECMP next hop for `pkt` among `cands` at a switch with `salt`.

@@ -100,6 +100,7 @@ impl Fx {
             g: &self.g,
             seed,
             ecmp_salt: true,
+            rcv_window_bytes: 16 << 20,
         }
     }
 

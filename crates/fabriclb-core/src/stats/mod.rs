@@ -5,6 +5,7 @@ pub mod ideal;
 pub mod pcap;
 
 use crate::api::RunResult;
+use crate::host::NetRef;
 use crate::lb::OverlayMode;
 use crate::net::packet::OVERLAY_HDR;
 use crate::sim::Sim;
@@ -24,20 +25,20 @@ pub const BUCKETS: [(&str, u64, u64); 3] = [
 
 /// The best shortest path from `src` to `dst`: at each switch the candidate with the highest
 /// rate (ties: port order). Returns forward and reverse hops.
-pub(crate) fn ideal_path(sim: &Sim, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
-    let g = &sim.g;
+pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
+    let g = net.g;
     let mut fwd = vec![];
     let mut rev = vec![];
     let mut l = g.host_uplink[src as usize];
     for _ in 0..64 {
         let d = &g.links[l as usize];
-        let extra_bytes = if sim.overlay == OverlayMode::Leaf && g.is_fabric(l) {
+        let extra_bytes = if net.overlay == OverlayMode::Leaf && g.is_fabric(l) {
             OVERLAY_HDR
         } else {
             0
         };
         fwd.push(Hop {
-            rate_bps: sim.ports[l as usize].rate_bps.min(d.rate_bps),
+            rate_bps: net.ports[l as usize].rate_bps.min(d.rate_bps),
             delay_ps: d.delay_ps,
             extra_bytes,
         });
@@ -55,7 +56,7 @@ pub(crate) fn ideal_path(sim: &Sim, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) 
         l = if tor == at {
             g.links[g.host_uplink[dst as usize] as usize].reverse
         } else {
-            let cands = sim.routes.group(at, sim.routes.tor_index[tor as usize]);
+            let cands = net.routes.group(at, net.routes.tor_index[tor as usize]);
             match cands
                 .iter()
                 .max_by_key(|&&c| (g.links[c as usize].rate_bps, std::cmp::Reverse(c)))
@@ -116,9 +117,9 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let g = &sim.g;
     let warm = sim.sc.warmup.0;
     let p = IdealParams {
-        mss: sim.tcp.mss as u64,
-        iw: sim.tcp.iw_segments as u64,
-        rwnd_segments: (sim.tcp.rwnd_bytes / sim.tcp.mss as u64).max(1),
+        mss: sim.hosts.tcp.mss as u64,
+        iw: sim.hosts.tcp.iw_segments as u64,
+        rwnd_segments: (sim.hosts.tcp.rwnd_bytes / sim.hosts.tcp.mss as u64).max(1),
     };
     let mut paths: HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)> = HashMap::new();
     let mut t = Table::default();
@@ -153,7 +154,8 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let mut all: Bucket = (vec![], vec![], vec![]);
     let mut unfinished = 0u64;
     let mut unbounded = 0u64;
-    for (i, f) in sim.flows.iter().enumerate() {
+    let net = sim.net();
+    for (i, f) in sim.hosts.flows.iter().enumerate() {
         let s = &f.spec;
         id.push(i as u64);
         src.push(g.nodes[s.src as usize].name.clone());
@@ -182,7 +184,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         let ideal_ms = if bounded && s.app.is_none() {
             let (fw, rv) = paths
                 .entry((s.src, s.dst))
-                .or_insert_with(|| ideal_path(sim, s.src, s.dst));
+                .or_insert_with(|| ideal_path(&net, s.src, s.dst));
             ideal_fct(fw, rv, &p, s.size_bytes, f.new_conn) as f64 * 1e-9
         } else {
             f64::NAN
@@ -191,12 +193,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         let sd = fct_ms / ideal_ms;
         slow.push(sd);
         fin.push(done as u64);
-        delivered.push(
-            sim.conns[f.conn as usize]
-                .rcv_nxt
-                .saturating_sub(f.start_off)
-                .min(s.size_bytes),
-        );
+        delivered.push(sim.hosts.delivered(f));
         retx.push(f.counts[0]);
         tos.push(f.counts[1]);
         reord.push(f.counts[2]);
@@ -392,10 +389,10 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         .fold((0u64, 0u64, 0u64), |a, s| {
             (a.0 + s.drops, a.1 + s.ecn_marks, a.2 + s.wire_losses)
         });
-    let retx: u64 = sim.conns.iter().map(|c| c.stats.retx_segments).sum();
-    let timeouts: u64 = sim.conns.iter().map(|c| c.stats.timeouts).sum();
+    let retx: u64 = sim.hosts.conns.iter().map(|c| c.stats.retx_segments).sum();
+    let timeouts: u64 = sim.hosts.conns.iter().map(|c| c.stats.timeouts).sum();
     let sum = |f: fn(&crate::transport::tcp::ConnStats) -> u64| -> u64 {
-        sim.conns.iter().map(|c| f(&c.stats)).sum()
+        sim.hosts.conns.iter().map(|c| f(&c.stats)).sum()
     };
     let tcp = json!({
         "recoveries": sum(|s| s.recoveries),
@@ -404,6 +401,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "undos": sum(|s| s.undos),
     });
     let measured_flows = sim
+        .hosts
         .flows
         .iter()
         .filter(|f| f.spec.start_ps >= warm && f.spec.size_bytes < UNBOUNDED)
@@ -420,7 +418,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "events": c.events,
         "packet_hops": c.hops,
         "packet_hops_per_s": c.hops as f64 / sim.wall_s.max(1e-9),
-        "flows_started": sim.flows.len(),
+        "flows_started": sim.hosts.flows.len(),
         "flows_measured": measured_flows,
         "flows_completed": all.0.len(),
         "flows_unfinished": unfinished,
@@ -435,7 +433,8 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "retransmissions": retx,
         "timeouts": timeouts,
         "tcp": tcp,
-        "connections": sim.conns.len(),
+        "connections": sim.hosts.conns.len(),
+        "mptcp": sim.hosts.mptcp_counters(),
         "warnings": sim.sc.warnings(),
         "lb": sim.lb_counters(),
         "failure_links": sim.failure_links(),

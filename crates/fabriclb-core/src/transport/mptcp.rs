@@ -31,18 +31,85 @@ use super::cc::{lia_alpha, Cc};
 use super::ranges::insert_range;
 use super::tcp::{Conn, Events, Msg};
 use super::TcpParams;
-use crate::units::Time;
+use crate::error::Error;
+use crate::units::{Bytes, Time};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// How the subflows' windows grow (`scheme.coupling` of `mptcp`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum Coupling {
     /// LIA, RFC 6356, counted in bytes.
+    #[default]
     Lia,
-    /// LIA as Linux counts it: ACKs and whole segments.
+    /// LIA as Linux MPTCP counts it: ACKs and whole segments.
     LiaAcks,
-    /// Each subflow on its own (the transport's congestion control).
+    /// Each subflow on its own, with the transport's congestion control.
     Uncoupled,
+}
+
+/// The `mptcp` scheme: MPTCP in the hosts, ECMP in the fabric (CONGA §5 ran Linux MPTCP v0.87
+/// with 8 subflows per connection over ECMP). Every flow uses an MPTCP connection.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MptcpConfig {
+    /// Subflows per connection, 1..=32 (same hosts, distinct source ports; Linux
+    /// `mptcp_ndiffports`). The CONGA paper used 8.
+    #[serde(default = "eight")]
+    pub subflows: u32,
+    /// The subflows' window growth: "lia" (RFC 6356, byte-counted), "lia-acks" (counted in
+    /// ACKs as Linux MPTCP does) or "uncoupled".
+    #[serde(default)]
+    pub coupling: Coupling,
+    /// The connection-level receive buffer (window); default: the transport's `rcv_window`.
+    #[serde(default)]
+    pub rcv_buffer: Option<Bytes>,
+    /// Halve the cwnd of a slow subflow holding up the receive window (Linux `rbuf_penal`).
+    #[serde(default = "yes")]
+    pub penalization: bool,
+    /// Resend the head-of-line segment on a faster subflow when the receive window blocks
+    /// (Linux `rbuf_retr`).
+    #[serde(default = "yes")]
+    pub opportunistic_retransmission: bool,
+}
+
+fn eight() -> u32 {
+    8
+}
+fn yes() -> bool {
+    true
+}
+
+impl MptcpConfig {
+    pub fn validate(&self, path: &str) -> Result<(), Error> {
+        if !(1..=32).contains(&self.subflows) {
+            return Err(Error::config(
+                &format!("{path}.subflows"),
+                format!("{} is out of range; allowed 1..=32 subflows", self.subflows),
+            ));
+        }
+        if let Some(b) = self.rcv_buffer {
+            if b.0 < 65_536 {
+                return Err(Error::config(
+                    &format!("{path}.rcv_buffer"),
+                    format!("{b} is too small; allowed at least 64KiB"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn params(&self, rcv_window_bytes: u64) -> MptcpParams {
+        MptcpParams {
+            subflows: self.subflows,
+            coupling: self.coupling,
+            rcv_buf_bytes: self.rcv_buffer.map_or(rcv_window_bytes, |b| b.0),
+            penalize: self.penalization,
+            opportunistic: self.opportunistic_retransmission,
+        }
+    }
 }
 
 /// MPTCP settings in engine units.

@@ -1,0 +1,592 @@
+//! The host layer: what runs at the edge of the fabric, between the applications and the NICs.
+//!
+//! A host has transport endpoints (TCP connections, and MPTCP connections made of TCP
+//! subflows), the applications' flows on them, and optionally an edge shim between transport
+//! and NIC (`shim`: path choice by the outer header, per-path feedback, reordering). This layer
+//! starts flows, hands arriving packets to their endpoint, runs the endpoints' timers, and
+//! produces packets into [`Hosts::out`]; the simulation puts them on the hosts' NICs, schedules
+//! the timers this layer reports ([`Hosts::touched`]) and tells it when the NIC will have sent a
+//! segment (for TCP Small Queues).
+//!
+//! It may read the fabric (graph, routes, port rates: for path discovery and a pre-established
+//! connection's RTT) but never changes it, and never touches the event set or the packet arena.
+
+pub mod paths;
+pub mod shim;
+
+use crate::lb::OverlayMode;
+use crate::net::packet::{flags, Packet, MIN_FRAME, PREAMBLE_IFG};
+use crate::net::port::Port;
+use crate::net::routing::Routes;
+use crate::net::topology::Graph;
+use crate::transport::cc::{Cc, Lia};
+use crate::transport::mptcp::{Coupling, Meta, MptcpParams, DSS_ACK_BYTES, DSS_DATA_BYTES};
+use crate::transport::tcp::{AppRate, Conn, Events, NEVER};
+use crate::transport::{RtoEstimator, TcpParams};
+use crate::units::{ser_ps, Time};
+use crate::workload::{ConnPolicy, FlowSpec};
+use std::collections::HashMap;
+
+/// What a host-layer call may read of the fabric.
+pub(crate) struct NetRef<'a> {
+    pub g: &'a Graph,
+    pub routes: &'a Routes,
+    pub ports: &'a [Port],
+    pub overlay: OverlayMode,
+}
+
+/// The pending timer event of each kind of one connection (`NEVER`: none). Timers are lazy:
+/// a connection moves its deadlines freely and the event re-arms itself when it fires early.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Timers {
+    pub rto: Time,
+    pub delack: Time,
+    pub app: Time,
+}
+
+/// The timers of a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    Rto,
+    DelAck,
+    AppWake,
+}
+
+/// One flow's record.
+#[derive(Clone, Debug)]
+pub(crate) struct FlowRec {
+    pub spec: FlowSpec,
+    /// Its TCP connection, or its MPTCP connection's first subflow.
+    pub conn: u32,
+    /// Its MPTCP connection, if any.
+    pub meta: Option<u32>,
+    pub end: Time,
+    pub new_conn: bool,
+    /// Stream offset of the flow's first byte on its connection.
+    pub start_off: u64,
+    pub base: [u64; 4],
+    pub counts: [u64; 4],
+}
+
+/// The MPTCP transport of a run: its settings, its subflows' TCP settings, its connections.
+pub(crate) struct Mptcp {
+    pub params: MptcpParams,
+    /// The subflows' TCP: the run's, with room for the DSS option in each segment.
+    pub sub_tcp: TcpParams,
+    pub metas: Vec<Meta>,
+}
+
+pub(crate) struct Hosts {
+    pub tcp: TcpParams,
+    pub conns: Vec<Conn>,
+    /// Per connection: its MPTCP connection and subflow index (u32::MAX: plain TCP).
+    sub_of: Vec<(u32, u32)>,
+    pub timers: Vec<Timers>,
+    /// Persistent connections per (src, dst): TCP connection or MPTCP connection ids.
+    pools: HashMap<(u32, u32), Vec<u32>>,
+    pub flows: Vec<FlowRec>,
+    pub open_flows: usize,
+    /// In-order payload bytes delivered to receiving applications.
+    pub app_bytes: u64,
+    pub mptcp: Option<Mptcp>,
+    /// The edge shim between the transports and the NICs, if the scheme has one.
+    pub shim: Option<Box<dyn shim::EdgeShim>>,
+    /// Packets the shim passed up, to deliver.
+    up: Vec<Packet>,
+    /// Packets to put on their hosts' NICs (each packet's `src` is its host, `conn` set).
+    pub out: Vec<Packet>,
+    /// Connections whose timers may have moved, and whether their sender side ran (TSQ then
+    /// re-arms its wakeup once the NIC has taken the packets).
+    pub touched: Vec<(u32, bool)>,
+    scratch: Vec<Packet>,
+    mp_out: Vec<(u32, Packet)>,
+    ev: Events,
+}
+
+impl Hosts {
+    pub fn new(tcp: TcpParams, mptcp: Option<MptcpParams>) -> Hosts {
+        let mptcp = mptcp.map(|params| {
+            let mut sub_tcp = tcp.clone();
+            sub_tcp.mss = tcp.mss - DSS_DATA_BYTES;
+            Mptcp {
+                params,
+                sub_tcp,
+                metas: Vec::new(),
+            }
+        });
+        Hosts {
+            tcp,
+            conns: Vec::new(),
+            sub_of: Vec::new(),
+            timers: Vec::new(),
+            pools: HashMap::new(),
+            flows: Vec::new(),
+            open_flows: 0,
+            app_bytes: 0,
+            mptcp,
+            shim: None,
+            up: Vec::new(),
+            out: Vec::with_capacity(64),
+            touched: Vec::with_capacity(8),
+            scratch: Vec::with_capacity(64),
+            mp_out: Vec::new(),
+            ev: Events::default(),
+        }
+    }
+
+    /// The TCP settings of connection `conn` (MPTCP subflows have their own MSS).
+    #[inline]
+    fn params_of(&self, conn: u32) -> &TcpParams {
+        match (&self.mptcp, self.sub_of[conn as usize].0) {
+            (Some(m), meta) if meta != u32::MAX => &m.sub_tcp,
+            _ => &self.tcp,
+        }
+    }
+
+    /// Move what connection `conn` produced into `out`.
+    #[inline]
+    fn emit(&mut self, conn: u32, sender: bool) {
+        let meta = self.sub_of[conn as usize].0;
+        for mut pk in self.scratch.drain(..) {
+            pk.conn = conn;
+            if meta != u32::MAX {
+                // The DSS option: a mapping on data, a data ACK on every ACK.
+                if pk.payload > 0 {
+                    pk.size += DSS_DATA_BYTES;
+                } else if pk.is(flags::ACK) && !pk.is(flags::SYN) {
+                    pk.size += DSS_ACK_BYTES;
+                    if pk.src == self.conns[conn as usize].dst {
+                        pk.seq = self.mptcp.as_ref().unwrap().metas[meta as usize].rcv_nxt;
+                    }
+                }
+            }
+            self.out.push(pk);
+        }
+        self.touched.push((conn, sender));
+    }
+
+    /// A new TCP connection (an MPTCP subflow when `meta` is given).
+    fn new_conn(
+        &mut self,
+        net: &NetRef,
+        now: Time,
+        src: u32,
+        dst: u32,
+        established: bool,
+        meta: Option<(u32, u32)>,
+    ) -> u32 {
+        let id = self.conns.len() as u32;
+        let sport = 1024 + (id % 60_000) as u16;
+        let dport = 80 + (id / 60_000) as u16;
+        let p = match (&self.mptcp, meta) {
+            (Some(m), Some(_)) => &m.sub_tcp,
+            _ => &self.tcp,
+        };
+        let mut c = Conn::new(p, src, dst, sport, dport, established);
+        if established && p.rto_estimator == RtoEstimator::Linux {
+            // A pre-established connection had its handshake, from which Linux takes an RTT
+            // sample (both ends in 3.10; with timestamps in 2.6.26): the idle path's round trip
+            // of a minimum frame.
+            let (fwd, rev) = crate::stats::ideal_path(net, src, dst);
+            let rtt: Time = fwd
+                .iter()
+                .chain(&rev)
+                .map(|h| {
+                    h.delay_ps
+                        + ser_ps(
+                            (MIN_FRAME + PREAMBLE_IFG + h.extra_bytes) as u64,
+                            h.rate_bps,
+                        )
+                })
+                .sum();
+            c.handshake_sample(now, rtt, p);
+        }
+        if let (Some(m), Some(_)) = (&self.mptcp, meta) {
+            match m.params.coupling {
+                Coupling::Lia => c.cc = Cc::Lia(Lia::new(false)),
+                Coupling::LiaAcks => c.cc = Cc::Lia(Lia::new(true)),
+                Coupling::Uncoupled => {}
+            }
+        }
+        self.conns.push(c);
+        self.sub_of.push(meta.unwrap_or((u32::MAX, u32::MAX)));
+        self.timers.push(Timers {
+            rto: NEVER,
+            delack: NEVER,
+            app: NEVER,
+        });
+        id
+    }
+
+    /// A new MPTCP connection: its first subflow (established, or opening with MP_CAPABLE);
+    /// pre-established connections get all their subflows at once, the others open their joins
+    /// when the first subflow is up.
+    fn new_meta(&mut self, net: &NetRef, now: Time, src: u32, dst: u32, established: bool) -> u32 {
+        let m = self.mptcp.as_mut().unwrap();
+        let id = m.metas.len() as u32;
+        m.metas.push(Meta::new());
+        let n = if established { m.params.subflows } else { 1 };
+        for i in 0..n {
+            let c = self.new_conn(net, now, src, dst, established, Some((id, i)));
+            self.mptcp.as_mut().unwrap().metas[id as usize].add_subflow(c, i > 0);
+        }
+        id
+    }
+
+    /// Start a flow: its connection (new, or one of the pair's persistent ones) and its first
+    /// packets.
+    pub fn start_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec) {
+        let fid = self.flows.len() as u32;
+        if self.mptcp.is_some() {
+            return self.start_mptcp_flow(net, now, spec, fid);
+        }
+        let (conn, new_conn) = match spec.conn {
+            ConnPolicy::New => (
+                self.new_conn(net, now, spec.src, spec.dst, false, None),
+                true,
+            ),
+            ConnPolicy::Persistent { per_pair } => {
+                let key = (spec.src, spec.dst);
+                if !self.pools.contains_key(&key) {
+                    let ids = (0..per_pair.max(1))
+                        .map(|_| self.new_conn(net, now, spec.src, spec.dst, true, None))
+                        .collect();
+                    self.pools.insert(key, ids);
+                }
+                let pool = &self.pools[&key];
+                // An idle connection if there is one, else the least backlogged.
+                let best = *pool
+                    .iter()
+                    .min_by_key(|&&c| {
+                        self.conns[c as usize].app_end - self.conns[c as usize].snd_una
+                    })
+                    .unwrap();
+                (best, false)
+            }
+        };
+        let c = &mut self.conns[conn as usize];
+        let st = &c.stats;
+        let base = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
+        if let Some(a) = spec.app {
+            c.app_rate = Some(AppRate::new(a.rate_bps, a.write_bytes, now, c.app_end));
+        }
+        let start_off = c.app_end;
+        c.write(fid, spec.size_bytes);
+        self.flows.push(FlowRec {
+            spec,
+            conn,
+            meta: None,
+            end: NEVER,
+            new_conn,
+            start_off,
+            base,
+            counts: [0; 4],
+        });
+        self.open_flows += 1;
+        let c = &mut self.conns[conn as usize];
+        if new_conn {
+            c.open(now, &self.tcp, &mut self.scratch);
+        } else {
+            c.try_send(now, &self.tcp, &mut self.scratch);
+        }
+        self.emit(conn, true);
+    }
+
+    fn start_mptcp_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec, fid: u32) {
+        let (meta, new_conn) = match spec.conn {
+            ConnPolicy::New => (self.new_meta(net, now, spec.src, spec.dst, false), true),
+            ConnPolicy::Persistent { per_pair } => {
+                let key = (spec.src, spec.dst);
+                if !self.pools.contains_key(&key) {
+                    let ids = (0..per_pair.max(1))
+                        .map(|_| self.new_meta(net, now, spec.src, spec.dst, true))
+                        .collect();
+                    self.pools.insert(key, ids);
+                }
+                let metas = &self.mptcp.as_ref().unwrap().metas;
+                let best = *self.pools[&key]
+                    .iter()
+                    .min_by_key(|&&m| metas[m as usize].backlog())
+                    .unwrap();
+                (best, false)
+            }
+        };
+        let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
+        let first = m.subs[0].conn;
+        let start_off = m.app_end;
+        m.write(fid, spec.size_bytes);
+        let base = self.meta_counts(meta);
+        self.flows.push(FlowRec {
+            spec,
+            conn: first,
+            meta: Some(meta),
+            end: NEVER,
+            new_conn,
+            start_off,
+            base,
+            counts: [0; 4],
+        });
+        self.open_flows += 1;
+        if new_conn {
+            let p = self.mptcp.as_ref().unwrap().sub_tcp.clone();
+            self.conns[first as usize].open(now, &p, &mut self.scratch);
+            self.emit(first, true);
+        } else {
+            self.push_meta(now, meta);
+        }
+    }
+
+    /// Per-flow counters of an MPTCP connection: the sums over its subflows.
+    fn meta_counts(&self, meta: u32) -> [u64; 4] {
+        let mut s = [0; 4];
+        for sub in &self.mptcp.as_ref().unwrap().metas[meta as usize].subs {
+            let st = &self.conns[sub.conn as usize].stats;
+            for (k, v) in [st.retx_segments, st.timeouts, st.reordered, st.path_changes]
+                .into_iter()
+                .enumerate()
+            {
+                s[k] += v;
+            }
+        }
+        s
+    }
+
+    /// Let MPTCP connection `meta` map data onto its subflows.
+    fn push_meta(&mut self, now: Time, meta: u32) {
+        let m = self.mptcp.as_mut().unwrap();
+        let mut out = std::mem::take(&mut self.mp_out);
+        m.metas[meta as usize].push(now, &mut self.conns, &m.sub_tcp, &m.params, &mut out);
+        for (conn, pk) in out.drain(..) {
+            self.scratch.push(pk);
+            self.emit(conn, true);
+        }
+        self.mp_out = out;
+        // Subflows that were offered nothing still may have moved timers (none here), but the
+        // scheduler's view is the subflows': every established subflow is a candidate.
+        for i in 0..self.mptcp.as_ref().unwrap().metas[meta as usize].subs.len() {
+            let c = self.mptcp.as_ref().unwrap().metas[meta as usize].subs[i].conn;
+            self.touched.push((c, true));
+        }
+    }
+
+    /// A packet arrives at its destination host through the edge shim, which may hold it.
+    pub fn deliver_through_shim(&mut self, net: &NetRef, now: Time, pk: Packet) {
+        let mut up = std::mem::take(&mut self.up);
+        if let Some(s) = self.shim.as_mut() {
+            s.on_receive(now, pk, &mut up);
+        }
+        for p in up.drain(..) {
+            self.deliver(net, now, &p);
+        }
+        self.up = up;
+    }
+
+    /// The edge shim's timer at `host` fired: deliver what it releases.
+    pub fn on_shim_timer(&mut self, net: &NetRef, now: Time, host: u32) {
+        let mut up = std::mem::take(&mut self.up);
+        if let Some(s) = self.shim.as_mut() {
+            s.on_timer(now, host, &mut up);
+        }
+        for p in up.drain(..) {
+            self.deliver(net, now, &p);
+        }
+        self.up = up;
+    }
+
+    /// A packet arrives at its destination host.
+    pub fn deliver(&mut self, net: &NetRef, now: Time, pk: &Packet) {
+        let conn = pk.conn;
+        let ci = conn as usize;
+        if self.sub_of[ci].0 != u32::MAX {
+            return self.deliver_subflow(net, now, pk);
+        }
+        let c = &mut self.conns[ci];
+        if pk.is(flags::SYN) && !pk.is(flags::ACK) {
+            c.on_syn(now, pk, &mut self.scratch);
+            self.emit(conn, false);
+        } else if pk.is(flags::ACK) {
+            c.on_ack(now, pk, &self.tcp, &mut self.scratch);
+            self.emit(conn, true);
+        } else {
+            let before = c.rcv_nxt;
+            self.ev.completed.clear();
+            c.on_data(now, pk, &self.tcp, &mut self.scratch, &mut self.ev);
+            self.app_bytes += c.rcv_nxt - before;
+            self.emit(conn, false);
+            for i in 0..self.ev.completed.len() {
+                let f = self.ev.completed[i] as usize;
+                let st = &self.conns[ci].stats;
+                let cur = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
+                self.complete(f, now, cur);
+            }
+        }
+    }
+
+    fn complete(&mut self, f: usize, now: Time, cur: [u64; 4]) {
+        let rec = &mut self.flows[f];
+        rec.end = now;
+        for k in 0..4 {
+            rec.counts[k] = cur[k] - rec.base[k];
+        }
+        self.open_flows -= 1;
+    }
+
+    fn deliver_subflow(&mut self, net: &NetRef, now: Time, pk: &Packet) {
+        let conn = pk.conn;
+        let ci = conn as usize;
+        let (meta, sub) = self.sub_of[ci];
+        let p = self.mptcp.as_ref().unwrap().sub_tcp.clone();
+        let to_receiver = pk.dst == self.conns[ci].dst;
+        if to_receiver {
+            let c = &mut self.conns[ci];
+            if pk.is(flags::SYN) {
+                c.on_syn(now, pk, &mut self.scratch);
+            } else if pk.payload == 0 {
+                // An MP_JOIN's third ACK: the fourth packet answers it.
+                c.on_join_ack(now, pk, &mut self.scratch);
+            } else {
+                let before = c.rcv_nxt;
+                c.on_data(now, pk, &p, &mut self.scratch, &mut self.ev);
+                let after = c.rcv_nxt;
+                if after > before {
+                    let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
+                    let dsn = m.rcv_nxt;
+                    self.ev.completed.clear();
+                    m.on_data(sub as usize, before, after, &mut self.ev);
+                    self.app_bytes += m.rcv_nxt - dsn;
+                    let done = std::mem::take(&mut self.ev.completed);
+                    let cur = self.meta_counts(meta);
+                    for &f in &done {
+                        self.complete(f as usize, now, cur);
+                    }
+                    self.ev.completed = done;
+                }
+            }
+            self.emit(conn, false);
+            return;
+        }
+        // At the sender: the subflow's ACK, then the connection level.
+        let was_up = self.conns[ci].is_established();
+        {
+            let m = &self.mptcp.as_ref().unwrap().metas[meta as usize];
+            m.couple(&mut self.conns, conn, &p);
+        }
+        self.conns[ci].on_ack(now, pk, &p, &mut self.scratch);
+        self.emit(conn, true);
+        let una = self.conns[ci].snd_una;
+        let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
+        if !pk.is(flags::SYN) {
+            m.on_ack(sub as usize, una, pk.seq);
+        }
+        if !was_up && self.conns[ci].is_established() && sub == 0 {
+            self.open_joins(net, now, meta);
+        }
+        self.push_meta(now, meta);
+    }
+
+    /// The first subflow of a new MPTCP connection is up: open the others with MP_JOIN.
+    fn open_joins(&mut self, net: &NetRef, now: Time, meta: u32) {
+        let (n, src, dst) = {
+            let m = self.mptcp.as_ref().unwrap();
+            let c = &self.conns[m.metas[meta as usize].subs[0].conn as usize];
+            (m.params.subflows, c.src, c.dst)
+        };
+        for i in 1..n {
+            let c = self.new_conn(net, now, src, dst, false, Some((meta, i)));
+            let m = self.mptcp.as_mut().unwrap();
+            m.metas[meta as usize].add_subflow(c, true);
+            self.conns[c as usize].open_join(now, &m.sub_tcp, &mut self.scratch);
+            self.emit(c, true);
+        }
+    }
+
+    /// Timer `kind` of connection `conn` fired at `now` (its event was due).
+    pub fn on_timer(&mut self, now: Time, kind: TimerKind, conn: u32) {
+        let ci = conn as usize;
+        match kind {
+            TimerKind::Rto => {
+                self.timers[ci].rto = NEVER;
+                let d = self.conns[ci].rto_deadline;
+                if d != NEVER && d <= now {
+                    self.conns[ci].rto_deadline = NEVER;
+                    let p = self.params_of(conn).clone();
+                    self.conns[ci].on_timer(now, &p, &mut self.scratch);
+                    self.emit(conn, true);
+                    let (meta, sub) = self.sub_of[ci];
+                    if meta != u32::MAX {
+                        let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
+                        if m.after_timer(sub as usize, &self.conns[ci]) {
+                            self.push_meta(now, meta);
+                        }
+                    }
+                } else {
+                    self.touched.push((conn, false));
+                }
+            }
+            TimerKind::DelAck => {
+                self.timers[ci].delack = NEVER;
+                let d = self.conns[ci].delack_deadline;
+                if d != NEVER && d <= now {
+                    let p = self.params_of(conn).clone();
+                    self.conns[ci].on_delack(&p, &mut self.scratch);
+                    self.emit(conn, false);
+                } else {
+                    self.touched.push((conn, false));
+                }
+            }
+            TimerKind::AppWake => {
+                self.timers[ci].app = NEVER;
+                let d = self.conns[ci].app_wake;
+                if d != NEVER && d <= now {
+                    let p = self.params_of(conn).clone();
+                    self.conns[ci].try_send(now, &p, &mut self.scratch);
+                    self.emit(conn, true);
+                    let meta = self.sub_of[ci].0;
+                    if meta != u32::MAX {
+                        self.push_meta(now, meta);
+                    }
+                } else {
+                    self.touched.push((conn, false));
+                }
+            }
+        }
+    }
+
+    /// The NIC of `conn`'s sender took a data segment of `bytes` that it will have sent at
+    /// `end` (TCP Small Queues).
+    #[inline]
+    pub fn nic_accepted(&mut self, conn: u32, end: Time, bytes: u32) {
+        self.conns[conn as usize].nic_accepted(end, bytes);
+    }
+
+    /// Whether `pk` is a data segment of its connection's sender side (what TSQ tracks).
+    #[inline]
+    pub fn sent_by_sender(&self, pk: &Packet) -> bool {
+        pk.payload > 0 && pk.src == self.conns[pk.conn as usize].src
+    }
+
+    /// What the MPTCP connections did, for the summary.
+    pub fn mptcp_counters(&self) -> Option<serde_json::Value> {
+        let m = self.mptcp.as_ref()?;
+        let sum = |f: fn(&crate::transport::mptcp::MptcpStats) -> u64| -> u64 {
+            m.metas.iter().map(|x| f(&x.stats)).sum()
+        };
+        Some(serde_json::json!({
+            "connections": m.metas.len(),
+            "subflows_opened": sum(|s| s.subflows_opened),
+            "joins": sum(|s| s.joins),
+            "reinjected_segments": sum(|s| s.reinjected_segments),
+            "penalizations": sum(|s| s.penalizations),
+            "opportunistic_retransmissions": sum(|s| s.opportunistic_retransmissions),
+        }))
+    }
+
+    /// Bytes of flow `f` delivered in order to its receiver.
+    pub fn delivered(&self, f: &FlowRec) -> u64 {
+        let rcv = match (f.meta, &self.mptcp) {
+            (Some(m), Some(mp)) => mp.metas[m as usize].rcv_nxt,
+            _ => self.conns[f.conn as usize].rcv_nxt,
+        };
+        rcv.saturating_sub(f.start_off).min(f.spec.size_bytes)
+    }
+}
