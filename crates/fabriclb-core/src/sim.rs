@@ -576,6 +576,21 @@ impl Sim {
         Ok(sim)
     }
 
+    /// Run with an edge shim of the caller's (tests of the shim hooks): the fabric then hashes
+    /// the outer header, as under an edge scheme.
+    #[cfg(test)]
+    pub(crate) fn with_shim(mut self, shim: Box<dyn crate::host::shim::EdgeShim>) -> Sim {
+        let ctx = BuildCtx {
+            g: &self.g,
+            seed: self.sc.seed,
+            ecmp_salt: self.sc.routing.ecmp_salt,
+            rcv_window_bytes: self.hosts.tcp.rwnd_bytes,
+        };
+        self.lb = Box::new(crate::lb::Ecmp::outer(&ctx));
+        self.hosts.shim = Some(shim);
+        self
+    }
+
     fn violate(&mut self, msg: String) {
         if self.check && self.violation.is_none() {
             self.violation = Some(msg);

@@ -82,8 +82,9 @@ pub(crate) struct Hosts {
     /// Per connection: its MPTCP connection and subflow index (u32::MAX: plain TCP).
     sub_of: Vec<(u32, u32)>,
     pub timers: Vec<Timers>,
-    /// Persistent connections per (src, dst): TCP connection or MPTCP connection ids.
+    /// Persistent connections per (src, dst): TCP connections, and MPTCP connections.
     pools: HashMap<(u32, u32), Vec<u32>>,
+    mpools: HashMap<(u32, u32), Vec<u32>>,
     pub flows: Vec<FlowRec>,
     pub open_flows: usize,
     /// In-order payload bytes delivered to receiving applications.
@@ -120,6 +121,7 @@ impl Hosts {
             sub_of: Vec::new(),
             timers: Vec::new(),
             pools: HashMap::new(),
+            mpools: HashMap::new(),
             flows: Vec::new(),
             open_flows: 0,
             app_bytes: 0,
@@ -237,8 +239,14 @@ impl Hosts {
     /// packets.
     pub fn start_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec) {
         let fid = self.flows.len() as u32;
-        if self.mptcp.is_some() {
-            return self.start_mptcp_flow(net, now, spec, fid);
+        if let Some(m) = &self.mptcp {
+            if m.params
+                .workloads
+                .as_ref()
+                .is_none_or(|w| w.contains(&spec.workload))
+            {
+                return self.start_mptcp_flow(net, now, spec, fid);
+            }
         }
         let (conn, new_conn) = match spec.conn {
             ConnPolicy::New => (
@@ -297,14 +305,14 @@ impl Hosts {
             ConnPolicy::New => (self.new_meta(net, now, spec.src, spec.dst, false), true),
             ConnPolicy::Persistent { per_pair } => {
                 let key = (spec.src, spec.dst);
-                if !self.pools.contains_key(&key) {
+                if !self.mpools.contains_key(&key) {
                     let ids = (0..per_pair.max(1))
                         .map(|_| self.new_meta(net, now, spec.src, spec.dst, true))
                         .collect();
-                    self.pools.insert(key, ids);
+                    self.mpools.insert(key, ids);
                 }
                 let metas = &self.mptcp.as_ref().unwrap().metas;
-                let best = *self.pools[&key]
+                let best = *self.mpools[&key]
                     .iter()
                     .min_by_key(|&&m| metas[m as usize].backlog())
                     .unwrap();

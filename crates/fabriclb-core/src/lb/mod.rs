@@ -22,7 +22,7 @@ mod wcmp;
 pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
-pub use ecmp::EcmpConfig;
+pub use ecmp::{Ecmp, EcmpConfig};
 pub use letflow::LetFlowConfig;
 pub use spray::SprayConfig;
 pub use wcmp::WcmpConfig;

@@ -430,6 +430,19 @@ impl Scenario {
             }
         }
         self.scheme.validate("scheme")?;
+        if let SchemeConfig::Mptcp(m) = &self.scheme {
+            for (i, &w) in m.workloads.iter().flatten().enumerate() {
+                if w as usize >= self.workload.len() {
+                    return Err(Error::config(
+                        &format!("scheme.workloads[{i}]"),
+                        format!(
+                            "there is no workload {w}; allowed: 0..={} (the [[workload]] entries, from 0)",
+                            self.workload.len().saturating_sub(1)
+                        ),
+                    ));
+                }
+            }
+        }
         for (i, w) in self.workload.iter().enumerate() {
             w.validate(&format!("workload[{i}]"))?;
         }

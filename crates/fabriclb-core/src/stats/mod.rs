@@ -82,9 +82,10 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 /// all its flows with the unfinished ones at their lower bound.
 fn fct_summary(fcts_ms: &[f64], slow: &[f64], lb_ms: &[f64]) -> serde_json::Value {
     let mut f = fcts_ms.to_vec();
-    f.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let mut s = slow.to_vec();
-    s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    f.sort_by(f64::total_cmp);
+    // Flows without an ideal FCT (application-limited ones) have no slowdown.
+    let mut s: Vec<f64> = slow.iter().copied().filter(|x| x.is_finite()).collect();
+    s.sort_by(f64::total_cmp);
     let mean = |v: &[f64]| {
         if v.is_empty() {
             f64::NAN

@@ -73,6 +73,10 @@ pub struct MptcpConfig {
     /// (Linux `rbuf_retr`).
     #[serde(default = "yes")]
     pub opportunistic_retransmission: bool,
+    /// Indices of the `[[workload]]` entries whose flows use MPTCP; the others use plain TCP
+    /// (e.g. MPTCP beside TCP on a shared bottleneck). Default: all.
+    #[serde(default)]
+    pub workloads: Option<Vec<u16>>,
 }
 
 fn eight() -> u32 {
@@ -108,6 +112,7 @@ impl MptcpConfig {
             rcv_buf_bytes: self.rcv_buffer.map_or(rcv_window_bytes, |b| b.0),
             penalize: self.penalization,
             opportunistic: self.opportunistic_retransmission,
+            workloads: self.workloads.clone(),
         }
     }
 }
@@ -121,6 +126,8 @@ pub struct MptcpParams {
     pub rcv_buf_bytes: u64,
     pub penalize: bool,
     pub opportunistic: bool,
+    /// The workload entries whose flows use MPTCP (None: all).
+    pub workloads: Option<Vec<u16>>,
 }
 
 /// DSS option bytes on a data segment (a mapping and a data ACK), and on a pure ACK (a data
@@ -271,8 +278,8 @@ impl Meta {
                 }
                 len = len.min(limit - dsn);
             }
-            let avoid = if reinjecting { self.sent_on(dsn) } else { None };
-            let Some(i) = self.pick(conns, p, len, avoid) else {
+            let again = reinjecting.then_some(dsn);
+            let Some(i) = self.pick(conns, p, len, again) else {
                 break;
             };
             self.map_onto(i, conns, dsn, len);
@@ -291,28 +298,38 @@ impl Meta {
         }
     }
 
-    /// The subflow a DSN was last mapped onto (for reinjection elsewhere).
+    /// The first subflow a DSN was mapped onto.
     fn sent_on(&self, dsn: u64) -> Option<usize> {
-        self.subs
-            .iter()
-            .position(|s| s.maps.iter().any(|m| m.dsn <= dsn && dsn < m.dsn + m.len))
+        (0..self.subs.len()).find(|&i| self.holds(i, dsn))
     }
 
-    /// The lowest-SRTT usable subflow with room for `len` bytes (not `avoid`, if another can).
-    fn pick(&self, conns: &[Conn], p: &TcpParams, len: u64, avoid: Option<usize>) -> Option<usize> {
+    /// Whether subflow `i` carries (or carried, not yet acknowledged) `dsn`.
+    fn holds(&self, i: usize, dsn: u64) -> bool {
+        self.subs[i]
+            .maps
+            .iter()
+            .any(|m| m.dsn <= dsn && dsn < m.dsn + m.len)
+    }
+
+    /// The lowest-SRTT usable subflow with room for `len` bytes. For a reinjection or a
+    /// second copy (`again` = the DSN), never one that already carries it (Linux's
+    /// `path_mask`): the data waits until another subflow can take it.
+    fn pick(&self, conns: &[Conn], p: &TcpParams, len: u64, again: Option<u64>) -> Option<usize> {
         let usable = |i: usize| {
             let c = &conns[self.subs[i].conn as usize];
-            !self.subs[i].pf && c.is_established() && c.send_room(p) >= len
+            !self.subs[i].pf
+                && c.is_established()
+                && c.send_room(p) >= len
+                && again.is_none_or(|d| !self.holds(i, d))
         };
         let by_rtt = |i: &usize| {
             let r = conns[self.subs[*i].conn as usize].srtt_ps(p);
             // Subflows without a sample yet go last, in order.
             (r == 0.0, (r * 1e3) as u64)
         };
-        let best = (0..self.subs.len())
-            .filter(|&i| usable(i) && Some(i) != avoid)
-            .min_by_key(by_rtt);
-        best.or_else(|| avoid.filter(|&i| usable(i)))
+        (0..self.subs.len())
+            .filter(|&i| usable(i))
+            .min_by_key(by_rtt)
     }
 
     fn map_onto(&mut self, i: usize, conns: &mut [Conn], dsn: u64, len: u64) {
@@ -337,10 +354,7 @@ impl Meta {
         let head = self.data_ack;
         let holder = self.sent_on(head)?;
         let len = (p.mss as u64).min(self.app_end - head);
-        let me = self.pick(conns, p, len, Some(holder))?;
-        if me == holder {
-            return None;
-        }
+        let me = self.pick(conns, p, len, Some(head))?;
         let (hc, mc) = (self.subs[holder].conn as usize, self.subs[me].conn as usize);
         let (h_rtt, m_rtt) = (conns[hc].srtt_ps(p), conns[mc].srtt_ps(p));
         let rate = |c: &Conn, r: f64| if r > 0.0 { c.w.cwnd / r } else { 0.0 };
@@ -469,6 +483,7 @@ mod tests {
             rcv_buf_bytes: 1 << 30,
             penalize: true,
             opportunistic: true,
+            workloads: None,
         };
         let mut meta = Meta::new();
         let mut conns = vec![];
