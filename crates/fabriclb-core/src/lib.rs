@@ -15,6 +15,8 @@
 
 pub mod api;
 pub mod bench;
+#[cfg(test)]
+mod code_hash;
 pub mod engine;
 pub mod error;
 pub mod lb;

@@ -411,10 +411,11 @@ def _run_ray(payloads: List[Tuple[int, Dict[str, Any]]], address: str, on_done: 
 # ----------------------------------------------------------------------------- driver
 
 
-def _version() -> str:
+def _code() -> str:
+    """The core's code hash: part of every cache key (a tests' hook replaces it)."""
     import fabriclb
 
-    return str(fabriclb.core_version())
+    return str(fabriclb.code_hash())
 
 
 def run_points(
@@ -435,7 +436,8 @@ def run_points(
 
     c = cache if isinstance(cache, Cache) else Cache(cache)
     tables = tuple(tables)
-    version = _version()
+    code = _code()
+    version = str(fabriclb.core_version())
     results: List[Optional[PointResult]] = [None] * len(points)
     todo: List[Tuple[int, Dict[str, Any]]] = []
     keys: List[Optional[str]] = [None] * len(points)
@@ -450,7 +452,7 @@ def run_points(
             results[i] = PointResult(pt, None, "failed", error=_one_line(e) if not hasattr(e, "message") else str(getattr(e, "message")))
             bar.update(failed=True)
             continue
-        key = point_key(sc, pt.seed, version)
+        key = point_key(sc, pt.seed, code)
         keys[i] = key
         canon[i] = sc
         entry = c.get(key, tables)
@@ -473,6 +475,7 @@ def run_points(
                 key,
                 scenario=canon[i] or {},
                 seed=pt.seed,
+                code=code,
                 version=version,
                 summary=out["summary"],
                 tables=out["tables"],
