@@ -422,10 +422,15 @@ def test_a_code_or_data_change_misses_the_cache(tiny_file: Path, tmp_path: Path,
     assert entry is not None and entry.meta["code"] == fabriclb.code_hash()
     # The core's code hash covers its sources and embedded CDFs (the Rust test
     # code_hash::tests pins that); another hash is another build, whose points are recomputed.
-    monkeypatch.setattr(lab_sweep, "_code", lambda: "0" * 32)
-    b = lab_sweep.sweep(tiny_file, grid, out=tmp_path / "o", jobs=1, progress=False)
+    with monkeypatch.context() as m:
+        m.setattr(fabriclb, "code_hash", lambda: "0" * 32)
+        b = lab_sweep.sweep(tiny_file, grid, out=tmp_path / "o", jobs=1, progress=False)
     assert b.computed == 2 and b.cached == 0
     assert {p.key for p in a.points}.isdisjoint(p.key for p in b.points)
+    # A worker built from other sources than the driver (a Ray node) stores nothing.
+    monkeypatch.setattr(lab_sweep, "_code", lambda: "1" * 32)
+    c = lab_sweep.sweep(tiny_file, grid, out=tmp_path / "o", jobs=1, progress=False)
+    assert len(c.failed) == 2 and "another build of the core" in str(c.failed[0].error)
 
 
 @needs_core
