@@ -82,7 +82,7 @@ def _fig2_ours(red: Reduction) -> str:
 
 _NOTES = (
     "Settings from the authors' ns-3 code (SCHEMES.md §2.7): 10 Gbps links, 100-packet drop-tail ports (150 KB), "
-    "NewReno without SACK, initial window 1, minRTO 200 µs, an ACK per segment, 1400-byte segments; Poisson flows "
+    "NewReno without SACK, initial window 1, minRTO 200 µs, 3 s SYN timeout, an ACK per segment, 1400-byte segments; Poisson flows "
     "between uniformly random hosts (same rack included), one new connection each, at a load relative to the "
     "bisection (uplink) capacity.",
     "The authors' code draws web-search sizes from its own CDF in KB (mean 1134 KB); we use the web-search CDF "
