@@ -33,6 +33,12 @@ def bench(name: str) -> str:
 def bench_names() -> List[str]: ...
 def scheme_names() -> List[str]: ...
 def workload_patterns() -> List[str]: ...
+def check(scenario_json: str) -> List[str]:
+    """Build a validated scenario as a run would, without simulating; the run's warnings."""
+
+def limits() -> List[Tuple[str, int, str]]:
+    """The limits on scenarios: (name, value, what it bounds)."""
+
 def json_schema() -> str:
     """The JSON Schema (draft 7) of scenario files."""
 

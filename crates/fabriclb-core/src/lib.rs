@@ -18,6 +18,7 @@ pub mod bench;
 pub mod engine;
 pub mod error;
 pub mod lb;
+pub mod limits;
 pub mod net;
 pub mod rng;
 pub mod scenario;

@@ -185,12 +185,29 @@ fn load_scenario(
                 None => api::load_scenario(text, fmt, &overrides),
             }?;
             if build {
-                api::check(&sc)?;
+                api::check(&sc).map(|_| ())?;
             }
             Ok(sc.canonical_json())
         },
         build,
     )
+}
+
+/// Build a validated scenario (JSON, as `load_scenario` returns it) as a run would, without
+/// simulating; returns the warnings a run would report.
+#[pyfunction]
+fn check(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
+    call(
+        py,
+        || api::check(&api::load_scenario(scenario_json, Format::Json, &[])?),
+        true,
+    )
+}
+
+/// The limits on scenarios: (name, value, what it bounds).
+#[pyfunction]
+fn limits() -> Vec<(&'static str, u64, &'static str)> {
+    fabriclb_core::limits::LIMITS.to_vec()
 }
 
 /// A column's values as a Python list, with its type tag ("u64", "i64", "f64", "str").
@@ -330,6 +347,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_names, m)?)?;

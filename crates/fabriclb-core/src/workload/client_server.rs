@@ -72,6 +72,7 @@ pub struct ClientServerConfig {
     /// Persistent connections each client keeps to each server, 1..=255 (default 3, as in
     /// CONGA). A response takes an idle one, or queues behind the least-loaded one.
     #[serde(default = "three")]
+    #[schemars(range(min = 1))]
     pub connections_per_pair: u8,
 }
 fn yes() -> bool {

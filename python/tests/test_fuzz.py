@@ -1,0 +1,85 @@
+"""A fuzzer in the test suite (issue 28): the shipped scenarios and a tiny one, mutated at
+random by hypothesis, through `fabriclb validate` and a short `fabriclb run` of whatever
+validates. Every case must end with exit 0 or 2 (never a hang, an abort, a traceback or a
+panic), in bounded time (`fuzzing.VALIDATE_S`, `RUN_S`) and memory (`fuzzing.MEMORY_BYTES`),
+and `validate` must write nothing.
+
+`make test` runs a short deterministic budget; `make fuzz` sets FABRICLB_FUZZ_EXAMPLES (and
+FABRICLB_FUZZ_SEED for a fresh random stream) for a long one. The counts are printed at the
+end (pytest -s, or in the failure message).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import fuzzing  # noqa: E402
+
+EXAMPLES = int(os.environ.get("FABRICLB_FUZZ_EXAMPLES", "25"))
+SEED = os.environ.get("FABRICLB_FUZZ_SEED")
+SEEDS = fuzzing.seed_scenarios()
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[fuzzing.Harness]:
+    h = fuzzing.Harness(fuzzing.new_root())
+    yield h
+    h.close()
+    print(f"\nfuzz: {h.stats.line()}")
+
+
+@st.composite
+def mutated(draw: Any) -> Tuple[str, Dict[str, Any], List[str]]:
+    name, base = draw(st.sampled_from(SEEDS))
+    tree = json.loads(json.dumps(base))
+    for _ in range(draw(st.integers(1, 3))):
+        paths = fuzzing.leaf_paths(tree)
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        op = draw(st.sampled_from(["set", "set", "set", "delete", "dup", "wrap", "unknown"]))
+        value = draw(st.sampled_from(fuzzing.INTERESTING))
+        try:
+            fuzzing.mutate(tree, op, path, value)
+        except (KeyError, IndexError, TypeError):
+            pass
+    overrides: List[str] = []
+    if draw(st.booleans()):
+        paths = [p for p in fuzzing.leaf_paths(tree) if not p.endswith("]")] or ["seed"]
+        overrides.append(f"{draw(st.sampled_from(paths))}={draw(st.sampled_from(fuzzing.INTERESTING_TOML))}")
+    return name, tree, overrides
+
+
+_settings = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=SEED is None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    print_blob=False,
+)
+
+
+@_settings
+@given(case=mutated())
+def test_mutated_scenarios_exit_0_or_2(harness: fuzzing.Harness, case: Tuple[str, Dict[str, Any], List[str]]) -> None:
+    name, tree, overrides = case
+    before = len(harness.stats.failures)
+    harness.case(json.dumps(tree), ".json", overrides)
+    new = harness.stats.failures[before:]
+    assert not new, "\n".join(
+        f"{name}: {' '.join(o.argv)}\n  {o.problem}\n  {o.stderr[-600:]}\n  scenario: {json.dumps(tree)[:1500]}" for o in new
+    )
+
+
+if SEED is not None:
+    test_mutated_scenarios_exit_0_or_2 = hypothesis.seed(int(SEED))(test_mutated_scenarios_exit_0_or_2)
