@@ -34,7 +34,7 @@ RUN_S = 60.0
 MEMORY_BYTES = 6 * 1024**3
 
 #: What a run case may simulate at most: the fuzzer clamps these so that runs stay short.
-RUN_CLAMPS = {"duration": "2ms", "drain": "2ms"}
+RUN_CLAMPS = {"duration": "2ms", "drain": "2ms", "warmup": "1ms"}
 
 _WORKER = r"""
 import contextlib, io, json, os, resource, sys
@@ -260,6 +260,28 @@ INTERESTING: List[Any] = [
 INTERESTING_TOML: List[str] = ["nan", "inf", "-inf", "+nan", "1e400", "[nan]", '{ x = inf }', "0", "-1", "1e9"]
 
 
+#: Numbers for type-preserving mutations (a plausible value of the same kind).
+GENTLE_NUMBERS = ["0", "1", "2", "3", "4", "8", "16", "100", "1000", "0.5", "0.99", "1e6", "1e-3"]
+
+
+def gentle(value: Any, number: str) -> Any:
+    """`value` with its number replaced by `number`, keeping its type and unit: "10Gbps" ->
+    "100Gbps", 4 -> 100, 0.6 -> 0.5, true -> false."""
+    import re
+
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return int(float(number))
+    if isinstance(value, float):
+        return float(number)
+    if isinstance(value, str):
+        m = re.fullmatch(r"[0-9.eE+-]+\s*([A-Za-z]+)", value)
+        if m:
+            return number + m.group(1)
+    return value
+
+
 def leaf_paths(v: Any, path: str = "") -> List[str]:
     """Dotted paths (`a.b[0].c`) of every value in a tree, tables and lists included."""
     out = [path] if path else []
@@ -299,6 +321,8 @@ def mutate(tree: Dict[str, Any], op: str, path: str, value: Any) -> None:
     parent, key = get_parent(tree, path)
     if op == "set":
         parent[key] = value
+    elif op == "gentle":
+        parent[key] = gentle(parent[key], value)
     elif op == "delete":
         del parent[key]
     elif op == "dup" and isinstance(parent, list):

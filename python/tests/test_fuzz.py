@@ -24,7 +24,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import fuzzing  # noqa: E402
 
-EXAMPLES = int(os.environ.get("FABRICLB_FUZZ_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("FABRICLB_FUZZ_EXAMPLES", "120"))
 SEED = os.environ.get("FABRICLB_FUZZ_SEED")
 SEEDS = fuzzing.seed_scenarios()
 
@@ -46,8 +46,9 @@ def mutated(draw: Any) -> Tuple[str, Dict[str, Any], List[str]]:
         if not paths:
             break
         path = draw(st.sampled_from(paths))
-        op = draw(st.sampled_from(["set", "set", "set", "delete", "dup", "wrap", "unknown"]))
-        value = draw(st.sampled_from(fuzzing.INTERESTING))
+        op = draw(st.sampled_from(["gentle", "gentle", "gentle", "set", "set", "delete", "dup", "wrap", "unknown"]))
+        pool = fuzzing.GENTLE_NUMBERS if op == "gentle" else fuzzing.INTERESTING
+        value = draw(st.sampled_from(pool))
         try:
             fuzzing.mutate(tree, op, path, value)
         except (KeyError, IndexError, TypeError):

@@ -366,8 +366,10 @@ def test_sweep_cli(tiny_file: Path, tmp_path: Path) -> None:
     assert args._handler(args) == 0
     t = pd.read_csv(tmp_path / "s" / "table.csv")
     assert list(t["scheme.name"]) == ["ecmp", "ecmp", "spray", "spray"] and list(t["seed"]) == [1, 2, 1, 2]
+    # A grid value that is bad input is refused before any point runs (exit 2, issue 28).
     args = parser.parse_args(["sweep", str(tiny_file), "--grid", "scheme.name=ecmp,nope", "--out", str(tmp_path / "s2"), "-j", "1", "-q"])
-    assert args._handler(args) == 3
+    assert args._handler(args) == 2
+    assert not (tmp_path / "s2" / "table.csv").exists()
 
 
 # ----------------------------------------------------------------------------- experiments

@@ -25,13 +25,15 @@ pub const MAX_ROUTING_WORK: u64 = 10_000_000_000;
 /// Link state changes of all `[[failures]]` entries (a flap makes one per half period).
 pub const MAX_LINK_CHANGES: u64 = 1_000_000;
 /// Flows of all workload entries together (the expected number for Poisson patterns).
-pub const MAX_FLOWS: u64 = 20_000_000;
+pub const MAX_FLOWS: u64 = 5_000_000;
+/// TCP connections (one per flow, or the persistent pools of `client-server`).
+pub const MAX_CONNECTIONS: u64 = 5_000_000;
 /// Rows of windows.csv: windows × (ports + leaves).
-pub const MAX_WINDOW_ROWS: u64 = 10_000_000;
+pub const MAX_WINDOW_ROWS: u64 = 5_000_000;
 /// Rows of traces.csv: samples × traced flows.
-pub const MAX_TRACE_ROWS: u64 = 10_000_000;
+pub const MAX_TRACE_ROWS: u64 = 5_000_000;
 /// Rows of queues.csv: histogram bins over all recorded ports.
-pub const MAX_QUEUE_BINS: u64 = 10_000_000;
+pub const MAX_QUEUE_BINS: u64 = 5_000_000;
 /// CONGA's flowlet tables: leaves × `flowlet_table_size`; and its congestion tables:
 /// leaves² × uplinks per leaf.
 pub const MAX_SCHEME_TABLE_ENTRIES: u64 = 50_000_000;
@@ -80,6 +82,11 @@ pub const LIMITS: &[(&str, u64, &str)] = &[
         "flows",
         MAX_FLOWS,
         "flows of all workloads together (expected number for Poisson patterns)",
+    ),
+    (
+        "connections",
+        MAX_CONNECTIONS,
+        "TCP connections (one per flow, or client-server's persistent pools)",
     ),
     (
         "window rows",
