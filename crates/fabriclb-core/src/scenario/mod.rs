@@ -1147,6 +1147,18 @@ mod tests {
             ),
             ("routing = [true]\n", Format::Toml, "routing", "a list"),
             (
+                "[transport]\ncc = 3\n",
+                Format::Toml,
+                "transport.cc",
+                "newreno, cubic, dctcp",
+            ),
+            (
+                "[switch]\noverlay = [\"always\"]\n",
+                Format::Toml,
+                "switch.overlay",
+                "scheme, always",
+            ),
+            (
                 "[scheme]\nname = \"conga\"\nq_bits = 300\n",
                 Format::Toml,
                 "scheme.q_bits",

@@ -191,6 +191,17 @@ impl ShapeCheck {
                     }
                 }
             }
+            // A choice of names (an enum of strings, one alternative per documented name).
+            let names: Vec<&str> = alts
+                .iter()
+                .filter_map(|a| a.get("enum").and_then(|e| e.as_array()))
+                .flatten()
+                .filter_map(|n| n.as_str())
+                .collect();
+            if !names.is_empty() && !v.is_string() && !alts.iter().any(|a| a.get("enum").is_none())
+            {
+                return Err(not_a_name(path, v, &names));
+            }
             let wants = |t: &str| alts.iter().any(|a| Self::types(a).contains(&t));
             if v.is_array() && !wants("array") && wants("object") {
                 return Err(list_for_table(path));
@@ -209,6 +220,12 @@ impl ShapeCheck {
                 }
             }
             return Ok(());
+        }
+        if let Some(e) = s.get("enum").and_then(|e| e.as_array()) {
+            let names: Vec<&str> = e.iter().filter_map(|n| n.as_str()).collect();
+            if !names.is_empty() && !v.is_string() && !v.is_null() {
+                return Err(not_a_name(path, v, &names));
+            }
         }
         let types = Self::types(s);
         match v {
@@ -252,6 +269,17 @@ fn kind(v: &Value) -> &'static str {
         Value::Array(_) => "a list",
         Value::Object(_) => "a table",
     }
+}
+
+fn not_a_name(path: &str, v: &Value, names: &[&str]) -> Error {
+    Error::config(
+        path,
+        format!(
+            "is {}, but it must be one of the names: {}",
+            kind(v),
+            names.join(", ")
+        ),
+    )
 }
 
 fn list_for_table(path: &str) -> Error {
@@ -303,6 +331,8 @@ pub fn humanize(msg: &str) -> String {
         ("invalid type: boolean", "invalid type: the boolean"),
         ("invalid type: null", "invalid type: nothing (null)"),
         ("expected a sequence", "expected a list"),
+        ("expected a map", "expected a table"),
+        ("expected string or map", "expected a name (a string)"),
         ("expected f64", "expected a number"),
         ("expected f32", "expected a number"),
         ("expected a borrowed string", "expected a string"),

@@ -29,8 +29,10 @@ pub(crate) struct Windows {
     width_ps: Time,
     /// The longest reception of one packet on any link (at its nominal rate).
     pub lag_ps: Time,
-    /// The open window: `index`, and the bytes credited to it and to the next one.
+    /// The open window: `index`, its end `boundary`, and the bytes credited to it and to the
+    /// next one.
     index: u64,
+    boundary: Time,
     cur: Vec<f64>,
     next: Vec<f64>,
     ps_per_byte: Vec<f64>,
@@ -71,6 +73,7 @@ impl Windows {
             width_ps,
             lag_ps,
             index: 0,
+            boundary: width_ps,
             cur: vec![0.0; n],
             next: vec![0.0; n],
             ps_per_byte,
@@ -82,14 +85,14 @@ impl Windows {
 
     /// When the open window is closed.
     pub fn close_at(&self) -> Time {
-        (self.index + 1) * self.width_ps + self.lag_ps
+        self.boundary + self.lag_ps
     }
 
     /// A packet of `wire` bytes finished arriving over `link` at `now`.
     #[inline]
     pub fn credit(&mut self, link: usize, now: Time, wire: u32) {
         let b = wire as f64;
-        let boundary = (self.index + 1) * self.width_ps;
+        let boundary = self.boundary;
         if now <= boundary {
             self.cur[link] += b;
             return;
@@ -111,6 +114,7 @@ impl Windows {
         std::mem::swap(&mut self.cur, &mut self.next);
         self.next.iter_mut().for_each(|b| *b = 0.0);
         self.index += 1;
+        self.boundary += self.width_ps;
         if at_end {
             self.emit(g, now);
         }
