@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import select
 import subprocess
 import sys
@@ -237,11 +238,80 @@ size = "50KB"
 """
 
 
+#: A tiny scenario with one of every failure kind and every measurement: the fields whose
+#: values decide how long a run takes and how much it records.
+TINY_FULL = TINY.replace('[[workload]]', """[switch]
+ecn_threshold = "20pkt"
+[[failures]]
+link = "L0-S0"
+kind = "down"
+at = "1ms"
+until = "1500us"
+[[failures]]
+link = "L1-S1"
+kind = "flap"
+period = "1ms"
+[[failures]]
+link = "L0-S1"
+kind = "lossy"
+loss = 0.01
+[[failures]]
+link = "S0-L1"
+kind = "degrade"
+rate = "5Gbps"
+at = "500us"
+[measure]
+window = "1ms"
+trace_flows = [0, 1]
+trace_interval = "100us"
+queue_ports = ["L0->S0", "S1->L1"]
+[[workload]]
+pattern = "poisson"
+size = "20KB"
+load = 0.3
+load_basis = "host"
+[[workload]]""")
+
+#: Small fabrics of the other kinds.
+TINY_FAT_TREE = """duration = "2ms"
+[topology]
+kind = "fat-tree"
+k = 4
+host_rate = "10Gbps"
+fabric_rate = "10Gbps"
+[[workload]]
+pattern = "incast"
+servers = 3
+size = "300KB"
+requests = 2
+interval = "500us"
+"""
+TINY_EXPLICIT = """duration = "2ms"
+[topology]
+kind = "explicit"
+switches = [{ name = "L0", role = "leaf" }, { name = "L1", role = "leaf" }, { name = "S0", role = "spine" }]
+hosts = [{ name = "a", attach = "L0", rate = "10Gbps", count = 2 }, { name = "b", attach = "L1", rate = "10Gbps", count = 2 }]
+links = [{ a = "L0", b = "S0", rate = "10Gbps", count = 2 }, { a = "L1", b = "S0", rate = "40Gbps" }]
+[[workload]]
+pattern = "matrix"
+size = "30KB"
+entries = [{ src = "L0", dst = "L1", rate = "5Gbps" }, { src = "b0", dst = "a1", rate = "1Gbps" }]
+[[workload]]
+pattern = "bulk"
+src = ["a0"]
+dst = ["b1"]
+rate = "1Gbps"
+write = "64KB"
+"""
+
+
 def seed_scenarios() -> List[Tuple[str, Dict[str, Any]]]:
-    """(name, canonical dict) of the shipped scenarios and a tiny one: the mutation seeds."""
+    """(name, canonical dict) of small scenarios of every kind and the shipped ones: the
+    mutation seeds (the small ones count twice: their runs are quick)."""
     import fabriclb
 
-    out = [("tiny", fabriclb.load_scenario(TINY))]
+    small = [("tiny", TINY), ("tiny-full", TINY_FULL), ("fat-tree", TINY_FAT_TREE), ("explicit", TINY_EXPLICIT)]
+    out = [(n, fabriclb.load_scenario(t)) for n, t in small] * 2
     for p in sorted((REPO / "scenarios").rglob("*.toml")):
         out.append((p.relative_to(REPO).as_posix(), fabriclb.load_scenario(p)))
     return out
@@ -260,8 +330,11 @@ INTERESTING: List[Any] = [
 INTERESTING_TOML: List[str] = ["nan", "inf", "-inf", "+nan", "1e400", "[nan]", '{ x = inf }', "0", "-1", "1e9"]
 
 
-#: Numbers for type-preserving mutations (a plausible value of the same kind).
-GENTLE_NUMBERS = ["0", "1", "2", "3", "4", "8", "16", "100", "1000", "0.5", "0.99", "1e6", "1e-3"]
+#: Numbers for type-preserving mutations: plausible values and the edges of every range.
+GENTLE_NUMBERS = [
+    "0", "1", "2", "3", "4", "8", "16", "64", "100", "1000", "65536", "2147483648", "4294967296",
+    "0.5", "0.99", "1.0000001", "1e-3", "1e-6", "1e-9", "1e6", "1e9", "1e15", "1e30", "-1",
+]
 
 
 def gentle(value: Any, number: str) -> Any:
@@ -280,6 +353,15 @@ def gentle(value: Any, number: str) -> Any:
         if m:
             return number + m.group(1)
     return value
+
+
+def scalar_paths(v: Any, path: str = "") -> List[str]:
+    """Paths of the numbers, strings and booleans of a tree."""
+    if isinstance(v, dict):
+        return [p for k, x in v.items() for p in scalar_paths(x, f"{path}.{k}" if path else k)]
+    if isinstance(v, list):
+        return [p for i, x in enumerate(v) for p in scalar_paths(x, f"{path}[{i}]")]
+    return [path] if path and v is not None else []
 
 
 def leaf_paths(v: Any, path: str = "") -> List[str]:
@@ -331,6 +413,125 @@ def mutate(tree: Dict[str, Any], op: str, path: str, value: Any) -> None:
         parent[key] = [parent[key]]
     elif op == "unknown" and isinstance(parent, dict):
         parent[f"{key}_x"] = value
+
+
+def random_case(rng: "random.Random", seeds: List[Tuple[str, Dict[str, Any]]]) -> Tuple[str, Dict[str, Any], List[str]]:
+    """One mutated scenario: (seed name, tree, `--set` overrides). Mostly one mutation, and
+    mostly type-preserving ones (same kind of value, at the edges of its range), so that many
+    cases validate and reach the run."""
+    name, base = rng.choice(seeds)
+    tree = json.loads(json.dumps(base))
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        op = rng.choice(["gentle", "gentle", "gentle", "gentle", "set", "set", "delete", "dup", "wrap", "unknown"])
+        paths = scalar_paths(tree) if op == "gentle" else leaf_paths(tree)
+        if not paths:
+            break
+        value = rng.choice(GENTLE_NUMBERS if op == "gentle" else INTERESTING)
+        try:
+            mutate(tree, op, rng.choice(paths), value)
+        except (KeyError, IndexError, TypeError):
+            pass
+    overrides: List[str] = []
+    if rng.random() < 0.2:
+        paths = [p for p in scalar_paths(tree) if not p.endswith("]")] or ["seed"]
+        overrides.append(f"{rng.choice(paths)}={rng.choice(INTERESTING_TOML)}")
+    return name, tree, overrides
+
+
+def random_scenario(rng: "random.Random") -> Dict[str, Any]:
+    """A scenario built from scratch: every knob that sizes a run drawn from small values most
+    of the time and from the edges of its range otherwise."""
+
+    def pick(normal: List[Any], edge: List[Any]) -> Any:
+        return rng.choice(edge) if rng.random() < 0.08 else rng.choice(normal)
+
+    def num() -> int:
+        return pick([1, 1, 2, 2, 3, 4, 8], [0, 64, 1000, 65536, 2**31, 2**32 - 1])
+
+    def dur() -> str:
+        return pick(["100us", "500us", "1ms", "2ms", "5ms"], ["0ps", "1ps", "1ns", "1us", "1s", "100s", "86400s", "1e9s"])
+
+    def rate() -> str:
+        return pick(["1Gbps", "10Gbps", "10Gbps", "40Gbps"], ["1bps", "100bps", "1Mbps", "1Tbps", "1e30Gbps"])
+
+    def size() -> str:
+        return pick(["1KB", "20KB", "50KB", "200KB"], ["0B", "1B", "1GB", "1e12B"])
+
+    kind = rng.choice(["leaf-spine", "leaf-spine", "fat-tree", "explicit"])
+    if kind == "leaf-spine":
+        topo: Dict[str, Any] = {"kind": kind, "leaves": num(), "spines": num(), "hosts_per_leaf": num(),
+                                "links_per_pair": num(), "host_rate": rate(), "fabric_rate": rate()}
+        links = ["L0-S0", "S0-L1", "L0-S0#*", "L1-S0#1", "random:1", "random:3"]
+    elif kind == "fat-tree":
+        topo = {"kind": kind, "k": pick([2, 4, 4, 6], [64, 128, 130, 3]), "oversubscription": num(),
+                "host_rate": rate(), "fabric_rate": rate()}
+        links = ["E0_0-A0_0", "A0_0-C0", "random:2"]
+    else:
+        topo = {"kind": kind, "switches": [{"name": "L0", "role": "leaf"}, {"name": "L1", "role": "leaf"},
+                                           {"name": "S0", "role": pick(["spine"], ["core", "leaf", "switch"])}],
+                "hosts": [{"name": "a", "attach": "L0", "rate": rate(), "count": num()},
+                          {"name": "b", "attach": pick(["L1"], ["S0", "a0", "nowhere"]), "rate": rate(), "count": num()}],
+                "links": [{"a": "L0", "b": "S0", "rate": rate(), "count": num()}, {"a": "L1", "b": "S0", "rate": rate()}]}
+        links = ["L0-S0", "S0-L1", "L0-S0#*"]
+    pattern = rng.choice(["permutation", "poisson", "client-server", "incast", "bulk", "explicit", "matrix"])
+    w: Dict[str, Any] = {"pattern": pattern}
+    if pattern == "permutation":
+        w.update(size=size(), start=dur()) if rng.random() < 0.7 else None
+    elif pattern in ("poisson", "client-server"):
+        w.update(load=pick([0.1, 0.3, 0.6], [0.0, 1.0, 1.5, -1]), load_basis=rng.choice(["host", "fabric"]))
+        w.update(size=size()) if rng.random() < 0.5 else w.update(cdf=pick(["web-search", "hadoop", "enterprise"], ["no-such.cdf", ""]))
+        if rng.random() < 0.3:
+            w["capacity"] = rate()
+        if pattern == "client-server" and rng.random() < 0.3:
+            w["connections_per_pair"] = rng.choice([1, 3, 255])
+    elif pattern == "incast":
+        w.update(servers=num(), size=size(), requests=num(), interval=dur())
+    elif pattern == "bulk":
+        w.update(src=["0"], dst=["1", "2"], flows_per_src=num(), rate=rate())
+    elif pattern == "explicit":
+        w["flows"] = [{"src": "0", "dst": "1", "size": size(), "count": num(), "start": dur()}]
+    else:
+        w.update(size=size(), entries=[{"src": "0", "dst": "1", "rate": rate()}])
+    sc: Dict[str, Any] = {"duration": rng.choice(["1ms", "2ms", "2ms", "10ms"]), "topology": topo, "workload": [w]}
+    if rng.random() < 0.3:
+        sc["drain"] = dur()
+    if rng.random() < 0.2:
+        sc["warmup"] = dur()
+    if rng.random() < 0.5:
+        sc["failures"] = []
+        for _ in range(rng.randint(1, 3)):
+            fk = rng.choice(["down", "degrade", "lossy", "flap"])
+            f: Dict[str, Any] = {"link": rng.choice(links), "kind": fk}
+            if rng.random() < 0.5:
+                f["at"] = dur()
+            if rng.random() < 0.5:
+                f["until"] = dur()
+            own = {"degrade": ("rate", rate()), "lossy": ("loss", pick([0.01, 0.1, 0.5], [0.0, 1.0, 1.5])), "flap": ("period", dur())}
+            if fk in own and rng.random() < 0.95:
+                f[own[fk][0]] = own[fk][1]
+            if rng.random() < 0.05:
+                k, v = own[rng.choice(list(own))]
+                f[k] = v
+            sc["failures"].append(f)
+    if rng.random() < 0.6:
+        m: Dict[str, Any] = {}
+        if rng.random() < 0.6:
+            m["window"] = pick(["1ms", "10ms", "500us"], ["0ps", "1ps", "1ns", "1us", "1s", "86400s"])
+        if rng.random() < 0.4:
+            m["trace_flows"] = pick([[0], [0, 1]], [[10**6], [-1], list(range(100))])
+            m["trace_interval"] = pick(["10us", "100us"], ["0ps", "1ps", "1ns", "1s"])
+        if rng.random() < 0.3:
+            m["queue_ports"] = rng.choice([["fabric"], [links[0].replace("-", "->")]])
+        sc["measure"] = m
+    if rng.random() < 0.4:
+        sc["switch"] = {"buffer": pick(["20pkt", "100pkt", "1MB"], ["1pkt", "1e6pkt", "1e9pkt", "1GB", "10KB"])}
+        if rng.random() < 0.3:
+            sc["switch"]["shared_buffer"] = rng.choice(["1MB", "1GB"])
+    if rng.random() < 0.4:
+        sc["scheme"] = {"name": rng.choice(["ecmp", "spray", "conga", "conga-flow", "local"])}
+        if sc["scheme"]["name"].startswith(("conga", "local")) and rng.random() < 0.5:
+            sc["scheme"]["flowlet_table_size"] = rng.choice([1, 65536, 16777216])
+    return sc
 
 
 def new_root() -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -24,7 +25,8 @@ from hypothesis import strategies as st  # noqa: E402
 
 import fuzzing  # noqa: E402
 
-EXAMPLES = int(os.environ.get("FABRICLB_FUZZ_EXAMPLES", "120"))
+#: Examples per test (two tests: random scenarios, mutations of the seeds).
+EXAMPLES = int(os.environ.get("FABRICLB_FUZZ_EXAMPLES", "250"))
 SEED = os.environ.get("FABRICLB_FUZZ_SEED")
 SEEDS = fuzzing.seed_scenarios()
 
@@ -39,25 +41,9 @@ def harness() -> Iterator[fuzzing.Harness]:
 
 @st.composite
 def mutated(draw: Any) -> Tuple[str, Dict[str, Any], List[str]]:
-    name, base = draw(st.sampled_from(SEEDS))
-    tree = json.loads(json.dumps(base))
-    for _ in range(draw(st.integers(1, 3))):
-        paths = fuzzing.leaf_paths(tree)
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        op = draw(st.sampled_from(["gentle", "gentle", "gentle", "set", "set", "delete", "dup", "wrap", "unknown"]))
-        pool = fuzzing.GENTLE_NUMBERS if op == "gentle" else fuzzing.INTERESTING
-        value = draw(st.sampled_from(pool))
-        try:
-            fuzzing.mutate(tree, op, path, value)
-        except (KeyError, IndexError, TypeError):
-            pass
-    overrides: List[str] = []
-    if draw(st.booleans()):
-        paths = [p for p in fuzzing.leaf_paths(tree) if not p.endswith("]")] or ["seed"]
-        overrides.append(f"{draw(st.sampled_from(paths))}={draw(st.sampled_from(fuzzing.INTERESTING_TOML))}")
-    return name, tree, overrides
+    # hypothesis draws the seed of a uniform stream: with choices drawn one by one it would
+    # favour the first seed scenario, path and value, and explore little.
+    return fuzzing.random_case(random.Random(draw(st.integers(0, 2**64 - 1))), SEEDS)
 
 
 _settings = settings(
@@ -68,6 +54,16 @@ _settings = settings(
     suppress_health_check=list(HealthCheck),
     print_blob=False,
 )
+
+
+@_settings
+@given(seed=st.integers(0, 2**64 - 1))
+def test_random_scenarios_exit_0_or_2(harness: fuzzing.Harness, seed: int) -> None:
+    tree = fuzzing.random_scenario(random.Random(seed))
+    before = len(harness.stats.failures)
+    harness.case(json.dumps(tree), ".json")
+    new = harness.stats.failures[before:]
+    assert not new, "\n".join(f"{' '.join(o.argv)}\n  {o.problem}\n  {o.stderr[-600:]}\n  scenario: {json.dumps(tree)}" for o in new)
 
 
 @_settings
@@ -84,3 +80,4 @@ def test_mutated_scenarios_exit_0_or_2(harness: fuzzing.Harness, case: Tuple[str
 
 if SEED is not None:
     test_mutated_scenarios_exit_0_or_2 = hypothesis.seed(int(SEED))(test_mutated_scenarios_exit_0_or_2)
+    test_random_scenarios_exit_0_or_2 = hypothesis.seed(int(SEED))(test_random_scenarios_exit_0_or_2)
