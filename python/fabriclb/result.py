@@ -36,6 +36,13 @@ def check_out_dir(out_dir: Union[str, "os.PathLike[str]"]) -> Path:
     if not os.fspath(out_dir).strip():
         raise ScenarioError("--out is empty; give a folder for the results", kind="config")
     out = Path(out_dir)
+    cwd = Path.cwd().resolve()
+    if out.resolve() == cwd or out.resolve() in cwd.parents:
+        raise ScenarioError(
+            f"--out {out_dir} is the current folder or holds it; the results replace the folder "
+            "whole: give a folder of its own",
+            kind="io",
+        )
     if out.exists() or out.is_symlink():
         if not out.is_dir():
             raise ScenarioError(f"--out {out_dir} exists and is not a folder", kind="io")

@@ -248,6 +248,9 @@ def test_run_replaces_the_results_folder_whole(tmp_path: Path, cli: CliRunner) -
     assert_clean_failure(cli("run", sc, "--out", out, "-q"), 2, "notes.txt")
     assert (out / "notes.txt").read_text() == "mine"
     assert_clean_failure(cli("run", sc, "--out", "", "-q"), 2, "--out")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert_clean_failure(cli("run", sc, "--out", ".", "-q", cwd=empty), 2, "current folder")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="FIFOs")
