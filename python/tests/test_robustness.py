@@ -68,7 +68,8 @@ def _timed(cli: CliRunner, *args: object) -> "tuple":
 #: (scenario text, overrides, words the message must contain). Each gave a hang, an abort or
 #: exit 0 before.
 REJECTED = {
-    "fat-tree-k64": (FT + PERM, ["topology.k=64"], ["topology", "routing table", "limit"]),
+    "fat-tree-k64": (FT + PERM, ["topology.k=64"], ["topology.k", "2..=44"]),
+    "routing-table-too-large": (LS + PERM, ["topology.leaves=1000", "topology.spines=100"], ["topology", "routing table", "limit"]),
     "fat-tree-oversubscription-wraps": (FT, ["topology.oversubscription=2147483648"], ["topology", "hosts", "limit"]),
     "leaf-spine-size-wraps": (LS + PERM, ["topology.spines=65536", "topology.links_per_pair=65536"], ["topology.spines", "limit"]),
     "window-1ps": (LS + PERM, ["measure.window=1ps"], ["measure.window"]),

@@ -14,8 +14,9 @@ pub const MAX_SWITCHES: u64 = 100_000;
 pub const MAX_LINKS: u64 = 2_000_000;
 /// Uplinks of one leaf-spine leaf (`spines * links_per_pair`).
 pub const MAX_UPLINKS_PER_LEAF: u64 = 4096;
-/// Fat-tree radix.
-pub const MAX_FAT_TREE_K: u64 = 128;
+/// Fat-tree radix: the largest whose routing table stays within [`MAX_ROUTING_ENTRIES`]
+/// (k = 44: 968 ToRs × (2,420 switches + 85,184 ports) ≈ 8.5e7).
+pub const MAX_FAT_TREE_K: u64 = 44;
 /// Routing table size: ToRs × (switches + switch-to-switch ports). Routing keeps one ECMP
 /// group per (switch, ToR) and recomputes them by one search per ToR.
 pub const MAX_ROUTING_ENTRIES: u64 = 100_000_000;
@@ -62,7 +63,11 @@ pub const LIMITS: &[(&str, u64, &str)] = &[
         MAX_UPLINKS_PER_LEAF,
         "leaf-spine `spines * links_per_pair`",
     ),
-    ("fat-tree k", MAX_FAT_TREE_K, "fat-tree radix"),
+    (
+        "fat-tree k",
+        MAX_FAT_TREE_K,
+        "fat-tree radix (the largest within the routing table limit)",
+    ),
     (
         "routing entries",
         MAX_ROUTING_ENTRIES,

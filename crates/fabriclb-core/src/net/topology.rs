@@ -60,7 +60,7 @@ pub struct LeafSpineConfig {
 #[serde(deny_unknown_fields)]
 pub struct FatTreeConfig {
     /// Switch radix k (even, >= 2).
-    #[schemars(range(min = 2, max = 128))]
+    #[schemars(range(min = 2, max = 44))] // limits::MAX_FAT_TREE_K
     pub k: u32,
     /// Hosts per edge switch are `oversubscription * k/2` (1 = non-blocking), >= 1.
     #[serde(default = "one")]
