@@ -220,7 +220,6 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 @register("run", "run one scenario and write summary.json, flows.csv, ports.csv, windows.csv", _run_args)
 def cmd_run(args: argparse.Namespace) -> int:
     from .progress import ProgressBar
-
     from .result import check_out_dir
 
     if args.seed is not None and args.seed < 0:

@@ -19,6 +19,7 @@ import math
 import os
 import random
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -161,7 +162,9 @@ class Harness:
         self.n = 0
 
     def close(self) -> None:
+        """Stop the worker and remove the scratch folder (failures carry their scenario)."""
         self.worker.close()
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def _one(self, argv: List[str], timeout: float) -> Outcome:
         t0 = time.monotonic()
