@@ -175,7 +175,8 @@ impl Hosts {
             // A pre-established connection had its handshake, from which Linux takes an RTT
             // sample (both ends in 3.10; with timestamps in 2.6.26): the idle path's round trip
             // of a minimum frame.
-            let (fwd, rev) = crate::stats::ideal_path(net, src, dst);
+            let rates: Vec<u64> = net.ports.iter().map(|p| p.rate_bps).collect();
+            let (fwd, rev) = crate::stats::ideal_path(net, src, dst, &rates);
             let rtt: Time = fwd
                 .iter()
                 .chain(&rev)

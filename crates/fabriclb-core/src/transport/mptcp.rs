@@ -58,6 +58,7 @@ pub struct MptcpConfig {
     /// Subflows per connection, 1..=32 (same hosts, distinct source ports; Linux
     /// `mptcp_ndiffports`). The CONGA paper used 8.
     #[serde(default = "eight")]
+    #[schemars(range(min = 1, max = 32))]
     pub subflows: u32,
     /// The subflows' window growth: "lia" (RFC 6356, byte-counted), "lia-acks" (counted in
     /// ACKs as Linux MPTCP does) or "uncoupled".
