@@ -157,7 +157,6 @@ impl Hosts {
     fn new_conn(
         &mut self,
         net: &NetRef,
-        now: Time,
         src: u32,
         dst: u32,
         established: bool,
@@ -188,7 +187,7 @@ impl Hosts {
                         )
                 })
                 .sum();
-            c.handshake_sample(now, rtt, p);
+            c.handshake_sample(rtt, p);
         }
         if let (Some(m), Some(_)) = (&self.mptcp, meta) {
             match m.params.coupling {
@@ -213,13 +212,13 @@ impl Hosts {
     /// A new MPTCP connection: its first subflow (established, or opening with MP_CAPABLE);
     /// pre-established connections get all their subflows at once, the others open their joins
     /// when the first subflow is up.
-    fn new_meta(&mut self, net: &NetRef, now: Time, src: u32, dst: u32, established: bool) -> u32 {
+    fn new_meta(&mut self, net: &NetRef, src: u32, dst: u32, established: bool) -> u32 {
         let m = self.mptcp.as_mut().unwrap();
         let id = m.metas.len() as u32;
         m.metas.push(Meta::new());
         let n = if established { m.params.subflows } else { 1 };
         for i in 0..n {
-            let c = self.new_conn(net, now, src, dst, established, Some((id, i)));
+            let c = self.new_conn(net, src, dst, established, Some((id, i)));
             self.mptcp.as_mut().unwrap().metas[id as usize].add_subflow(c, i > 0);
         }
         id
@@ -239,15 +238,12 @@ impl Hosts {
             }
         }
         let (conn, new_conn) = match spec.conn {
-            ConnPolicy::New => (
-                self.new_conn(net, now, spec.src, spec.dst, false, None),
-                true,
-            ),
+            ConnPolicy::New => (self.new_conn(net, spec.src, spec.dst, false, None), true),
             ConnPolicy::Persistent { per_pair } => {
                 let key = (spec.src, spec.dst);
                 if !self.pools.contains_key(&key) {
                     let ids = (0..per_pair.max(1))
-                        .map(|_| self.new_conn(net, now, spec.src, spec.dst, true, None))
+                        .map(|_| self.new_conn(net, spec.src, spec.dst, true, None))
                         .collect();
                     self.pools.insert(key, ids);
                 }
@@ -293,12 +289,12 @@ impl Hosts {
 
     fn start_mptcp_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec, fid: u32) {
         let (meta, new_conn) = match spec.conn {
-            ConnPolicy::New => (self.new_meta(net, now, spec.src, spec.dst, false), true),
+            ConnPolicy::New => (self.new_meta(net, spec.src, spec.dst, false), true),
             ConnPolicy::Persistent { per_pair } => {
                 let key = (spec.src, spec.dst);
                 if !self.mpools.contains_key(&key) {
                     let ids = (0..per_pair.max(1))
-                        .map(|_| self.new_meta(net, now, spec.src, spec.dst, true))
+                        .map(|_| self.new_meta(net, spec.src, spec.dst, true))
                         .collect();
                     self.mpools.insert(key, ids);
                 }
@@ -493,7 +489,7 @@ impl Hosts {
             (m.params.subflows, c.src, c.dst)
         };
         for i in 1..n {
-            let c = self.new_conn(net, now, src, dst, false, Some((meta, i)));
+            let c = self.new_conn(net, src, dst, false, Some((meta, i)));
             let m = self.mptcp.as_mut().unwrap();
             m.metas[meta as usize].add_subflow(c, true);
             let start = self.out.len();
