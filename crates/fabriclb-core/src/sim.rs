@@ -605,12 +605,15 @@ impl Sim {
         ls.into_iter().map(|l| self.g.link_name(l)).collect()
     }
 
-    /// The scheme's own counters, as a JSON object (empty for schemes without any).
+    /// The scheme's own counters (its balancer's and its edge shim's), as a JSON object
+    /// (empty for schemes without any).
     pub(crate) fn lb_counters(&self) -> serde_json::Value {
+        let shim = self.hosts.shim.as_ref().map(|s| s.counters());
         let m: serde_json::Map<_, _> = self
             .lb
             .counters()
             .into_iter()
+            .chain(shim.into_iter().flatten())
             .map(|(k, v)| (k.to_string(), v.into()))
             .collect();
         m.into()

@@ -11,6 +11,7 @@
 //! It may read the fabric (graph, routes, port rates: for path discovery and a pre-established
 //! connection's RTT) but never changes it, and never touches the event set or the packet arena.
 
+pub mod flowbender;
 pub mod paths;
 pub mod shim;
 
@@ -515,7 +516,13 @@ impl Hosts {
                 let due = c.rto_deadline != NEVER && c.rto_deadline <= now;
                 if due {
                     c.rto_deadline = NEVER;
+                    let timeouts = c.stats.timeouts;
                     c.on_timer(now, p, &mut self.out);
+                    if c.stats.timeouts > timeouts {
+                        if let Some(s) = self.shim.as_mut() {
+                            s.on_timeout(now, conn);
+                        }
+                    }
                 }
                 (due, true)
             }

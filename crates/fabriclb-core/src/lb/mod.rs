@@ -19,6 +19,7 @@ mod spray;
 mod testutil;
 mod wcmp;
 
+pub use crate::host::flowbender::FlowBenderConfig;
 pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
@@ -109,6 +110,8 @@ crate::tagged_enum! {
         "wcmp" => Wcmp(WcmpConfig),
         /// MPTCP in the hosts (n subflows, LIA), ECMP in the fabric (CONGA §5's baseline).
         "mptcp" => Mptcp(MptcpConfig),
+        /// FlowBender: ECMP in the fabric; a sender whose ECN-marked fraction exceeds T for N RTTs rehashes its flow.
+        "flowbender" => FlowBender(FlowBenderConfig),
     }
 }
 
@@ -146,6 +149,7 @@ impl SchemeConfig {
             SchemeConfig::LetFlow(c) => c.validate(path),
             SchemeConfig::Drill(c) => c.validate(path),
             SchemeConfig::Mptcp(c) => c.validate(path),
+            SchemeConfig::FlowBender(c) => c.validate(path),
         }
     }
     /// Build the scheme: its switch balancer, and for host-side schemes its edge shim or its
@@ -165,6 +169,13 @@ impl SchemeConfig {
                     lb: Box::new(EcmpConfig {}.build(ctx)),
                     shim: None,
                     mptcp: Some(c.params(ctx.rcv_window_bytes)),
+                }
+            }
+            SchemeConfig::FlowBender(c) => {
+                return SchemeParts {
+                    lb: Box::new(EcmpConfig {}.build(ctx)),
+                    shim: Some(Box::new(c.build())),
+                    mptcp: None,
                 }
             }
         };
@@ -188,7 +199,8 @@ impl SchemeConfig {
             | SchemeConfig::Spray(_)
             | SchemeConfig::Drill(_)
             | SchemeConfig::Wcmp(_)
-            | SchemeConfig::Mptcp(_) => 0,
+            | SchemeConfig::Mptcp(_)
+            | SchemeConfig::FlowBender(_) => 0,
             SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
                 leaves * c.flowlet_table_size as u128 + leaves * leaves * uplinks.max(1)
             }
