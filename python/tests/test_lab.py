@@ -361,10 +361,10 @@ def test_eman_scenarios_are_the_papers_fabrics() -> None:
     assert links("fig2.toml") == {frozenset(p) for p in (("L0", "S0"), ("S0", "L1"), ("L0", "S1"), ("S1", "L1"))}
 
 
-def test_registry_has_the_19_experiments() -> None:
+def test_registry_has_the_20_experiments() -> None:
     names = {
         "conga-fig2", "conga-fig3", "conga-fig9", "conga-fig10", "conga-fig11", "conga-fig12", "conga-fig13", "conga-fig15",
-        "conga-fig16", "conga-fig17", "conga-thm2", "conga-fluid", "expeditus-fig1", "expeditus-fig2", "eman-fig2", "eman-fig4",
+        "conga-fig16", "conga-fig17", "conga-thm2", "conga-fluid", "conga-ablation", "expeditus-fig1", "expeditus-fig2", "eman-fig2", "eman-fig4",
         "eman-fig5", "eman-fig6", "eman-fig7",
     }
     assert set(lab_exp.EXPERIMENTS) == names

@@ -3,7 +3,8 @@ the testbed on the ``linux-3.10`` profile with each behaviour of the profile swi
 alone, the profile in full, and the transport the testbed scenarios used before the profiles;
 ECMP and CONGA at 60% and 90% load, enterprise (Fig. 9) and data-mining (Fig. 10).
 
-It is not a figure of the paper, so it has no claims (status n/a): it answers which host
+It is not a figure of the paper (its one claim, the paper's remark on exact TCP, has no number,
+so its status is n/a): it answers which host
 behaviour moves ECMP/CONGA, the question behind the distance between our Figs. 9-10 and the
 paper's. Rules fixed before its first run (docs/LAB.md): per (variant, workload, load, seed)
 ECMP's and CONGA's runs see the same arrivals; the table gives ECMP/CONGA as the mean of the
@@ -21,7 +22,7 @@ import pandas as pd
 from .. import plots
 from ..reduce import flow_stats, seed_range
 from ..sweep import PointResult, PointSpec
-from .common import Ctx, Experiment, Reduction, cdf_axis, grid_points, load_axis, loads_for, rows_of, run_length, scheme_axis
+from .common import NOT_COMPARABLE, Claim, Ctx, Experiment, Reduction, cdf_axis, grid_points, load_axis, loads_for, rows_of, run_length, scheme_axis
 
 #: Each variant: the overrides that make it from testbed.toml (which sets linux-3.10).
 VARIANTS: Tuple[Tuple[str, Sequence[Tuple[str, Any]]], ...] = (
@@ -121,6 +122,11 @@ EXPERIMENTS = [
         "Not a paper figure: which behaviour of the hosts' TCP moves ECMP/CONGA on the testbed (Figs. 9 and 10).",
         scenarios=("conga/testbed.toml",), requires=("scheme:ecmp", "scheme:conga", "workload:client-server"),
         grid=_grid, tables=("flows",), reduce=_reduce, plot=_plot, ours=_ours,
+        claims=(
+            Claim("the authors ported Linux 2.6.26's TCP into their simulator: 'capturing exact TCP behavior was crucial "
+                  "to evaluate CONGA, especially to accurately model flowlets' (§5)", NOT_COMPARABLE,
+                  "a statement without a number: the table measures what each behaviour does to ECMP/CONGA"),
+        ),
         notes=("Variants: the linux-3.10 profile in full; each of its behaviours off alone (Early Retransmit and Tail Loss "
                "Probe; PRR, replaced by RFC 6675's reduction; D-SACK undo with the adaptive duplicate threshold; slow "
                "start after idle; Linux's CUBIC, replaced by RFC 8312's; Linux's delayed-ACK rules, replaced by an ACK "
