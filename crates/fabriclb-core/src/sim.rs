@@ -624,12 +624,15 @@ impl Sim {
         ls.into_iter().map(|l| self.g.link_name(l)).collect()
     }
 
-    /// The scheme's own counters, as a JSON object (empty for schemes without any).
+    /// The scheme's own counters (its balancer's and its edge shim's), as a JSON object (empty
+    /// for schemes without any).
     pub(crate) fn lb_counters(&self) -> serde_json::Value {
+        let shim = self.hosts.shim.as_ref().map(|s| s.counters());
         let m: serde_json::Map<_, _> = self
             .lb
             .counters()
             .into_iter()
+            .chain(shim.into_iter().flatten())
             .map(|(k, v)| (k.to_string(), v.into()))
             .collect();
         m.into()
@@ -855,6 +858,8 @@ impl Sim {
                 };
                 self.hosts.on_shim_timer(&net, now, host);
                 self.flush_hosts(now);
+                // The shim may still hold packets at this host, due later.
+                self.sync_shim_timer(host);
             }
             Ev::Flow => self.start_flows(now),
             Ev::Link { idx } => {
@@ -909,6 +914,7 @@ impl Sim {
                 g: &self.g,
                 routes: &self.routes,
                 salts: &self.salts,
+                ports: &self.ports,
             });
         }
     }
@@ -1004,7 +1010,13 @@ impl Sim {
         let tsq = self.hosts.tcp.tsq_bytes > 0;
         for mut pk in out.drain(..) {
             if let Some(s) = self.hosts.shim.as_mut() {
-                s.on_send(now, &mut pk);
+                let v = crate::host::shim::ShimView {
+                    g: &self.g,
+                    routes: &self.routes,
+                    salts: &self.salts,
+                    ports: &self.ports,
+                };
+                s.on_send(now, &mut pk, &v);
             }
             self.c.sent += 1;
             let (payload, conn, host) = (pk.payload, pk.conn, pk.src);
