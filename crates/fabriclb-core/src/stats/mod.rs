@@ -365,6 +365,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     tt.push("srtt_us", Column::F64(tr.srtt_us.clone()));
     tt.push("rate_gbps", Column::F64(tr.rate_gbps.clone()));
     tt.push("dctcp_alpha", Column::F64(tr.dctcp_alpha.clone()));
+    tt.push("path", Column::Str(tr.path.clone()));
 
     // Summary.
     let c = &sim.c;
@@ -436,6 +437,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "tcp": tcp,
         "connections": sim.hosts.conns.len(),
         "mptcp": sim.hosts.mptcp_counters(),
+        "cbr": sim.hosts.cbr_counters(),
         "warnings": sim.sc.warnings(),
         "lb": sim.lb_counters(),
         "failure_links": sim.failure_links(),
