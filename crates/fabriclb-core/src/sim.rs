@@ -604,6 +604,17 @@ impl Sim {
             first += 1;
         }
         sim.reroute(0);
+        if sim.hosts.shim.is_some() && !crate::host::paths::any_multipath(&sim.g, &sim.routes) {
+            return Err(Error::config(
+                "scheme.name",
+                format!(
+                    "{} balances over the paths between two hosts, but no two hosts of this \
+                     fabric have more than one; use a fabric with several paths (e.g. two \
+                     spines), or a fabric scheme such as ecmp",
+                    sim.sc.scheme.name()
+                ),
+            ));
+        }
         sim.pin_cbr_flows()?;
         for i in first..sim.changes.len() {
             let t = sim.changes[i].t;

@@ -11,9 +11,12 @@
 //! It may read the fabric (graph, routes, port rates: for path discovery and a pre-established
 //! connection's RTT) but never changes it, and never touches the event set or the packet arena.
 
+pub mod bw_oracle;
 pub mod cbr;
+pub mod eman;
 pub mod paths;
 pub mod shim;
+pub mod tunnel;
 
 use crate::lb::OverlayMode;
 use crate::net::packet::{flags, Packet, MIN_FRAME, PREAMBLE_IFG};

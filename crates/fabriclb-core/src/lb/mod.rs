@@ -19,6 +19,8 @@ mod spray;
 mod testutil;
 mod wcmp;
 
+pub use crate::host::bw_oracle::BwOracleConfig;
+pub use crate::host::eman::EmanConfig;
 pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
@@ -109,6 +111,12 @@ crate::tagged_enum! {
         "wcmp" => Wcmp(WcmpConfig),
         /// MPTCP in the hosts (n subflows, LIA), ECMP in the fabric (CONGA §5's baseline).
         "mptcp" => Mptcp(MptcpConfig),
+        /// EMAN: per-packet weighted round robin at the hosts over each pair's paths, weighted by
+        /// available bandwidth measured by the receiver (on ECN and by probes); ECMP on the outer header.
+        "eman" => Eman(EmanConfig),
+        /// The bandwidth oracle ("Bw-based", EMAN §II-B): per packet, weighted round robin in
+        /// proportion to each path's current bottleneck capacity; ECMP on the outer header.
+        "bw-oracle" => BwOracle(BwOracleConfig),
     }
 }
 
@@ -136,16 +144,31 @@ pub struct SchemeParts {
     pub mptcp: Option<crate::transport::mptcp::MptcpParams>,
 }
 
+impl SchemeParts {
+    /// An edge scheme: its shim in the hosts, ECMP on the outer header in the fabric.
+    fn edge(ctx: &BuildCtx, shim: Box<dyn crate::host::shim::EdgeShim>) -> SchemeParts {
+        SchemeParts {
+            lb: Box::new(Ecmp::outer(ctx)),
+            shim: Some(shim),
+            mptcp: None,
+        }
+    }
+}
+
 impl SchemeConfig {
     pub fn validate(&self, path: &str) -> Result<(), Error> {
         match self {
-            SchemeConfig::Ecmp(_) | SchemeConfig::Spray(_) | SchemeConfig::Wcmp(_) => Ok(()),
+            SchemeConfig::Ecmp(_)
+            | SchemeConfig::Spray(_)
+            | SchemeConfig::Wcmp(_)
+            | SchemeConfig::BwOracle(_) => Ok(()),
             SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
                 c.validate(path)
             }
             SchemeConfig::LetFlow(c) => c.validate(path),
             SchemeConfig::Drill(c) => c.validate(path),
             SchemeConfig::Mptcp(c) => c.validate(path),
+            SchemeConfig::Eman(c) => c.validate(path),
         }
     }
     /// Build the scheme: its switch balancer, and for host-side schemes its edge shim or its
@@ -167,11 +190,20 @@ impl SchemeConfig {
                     mptcp: Some(c.params(ctx.rcv_window_bytes)),
                 }
             }
+            SchemeConfig::Eman(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
+            SchemeConfig::BwOracle(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
         };
         SchemeParts {
             lb,
             shim: None,
             mptcp: None,
+        }
+    }
+    /// Bytes an edge scheme's hosts add to every packet they tunnel (0 for the others).
+    pub fn host_encap_bytes(&self) -> u32 {
+        match self {
+            SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => crate::host::tunnel::ENCAP_BYTES,
+            _ => 0,
         }
     }
     /// The scheme's name as written in scenarios.

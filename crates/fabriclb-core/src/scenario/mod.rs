@@ -465,7 +465,7 @@ impl Scenario {
         // A port drops a packet that does not fit whole, so a buffer must hold the largest
         // frame a switch forwards: a full-size segment with the overlay header.
         let frame = frame_bytes(self.transport.params().mss) as u64;
-        let largest = frame + OVERLAY_HDR as u64;
+        let largest = frame + OVERLAY_HDR as u64 + self.scheme.host_encap_bytes() as u64;
         let slowest = self
             .start_rates(&g, &failure_links)
             .into_iter()
@@ -491,7 +491,10 @@ impl Scenario {
                             String::new()
                         },
                         self.transport.mtu,
-                        String::new(),
+                        match self.scheme.host_encap_bytes() {
+                            0 => String::new(),
+                            e => format!(" and the scheme's {e}-byte tunnel"),
+                        }
                     ),
                 ));
             }
