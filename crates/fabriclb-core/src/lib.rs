@@ -16,10 +16,13 @@
 
 pub mod api;
 pub mod bench;
+#[cfg(test)]
+mod code_hash;
 pub mod engine;
 pub mod error;
 pub mod host;
 pub mod lb;
+pub mod limits;
 pub mod net;
 pub mod rng;
 pub mod scenario;

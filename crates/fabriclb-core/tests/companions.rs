@@ -330,7 +330,7 @@ fn bad_input_names_the_field() {
     let cases = [
         ("drill", "d", "0", "1..=64"),
         ("drill", "d", "65", "1..=64"),
-        ("drill", "d", "-1", "u32"),
+        ("drill", "d", "-1", "1..=64"),
         ("drill", "m", "9", "0..=8"),
         ("letflow", "flowlet_timeout", "\"-5us\"", "negative"),
         ("letflow", "flowlet_timeout", "\"0us\"", "> 0"),

@@ -211,6 +211,24 @@ impl SchemeConfig {
         let v = serde_json::to_value(self).expect("scheme serialises");
         v["name"].as_str().unwrap_or("?").to_string()
     }
+    /// Entries of the tables the scheme allocates for a fabric of `leaves` leaves and
+    /// `switches` switches with at most `uplinks` uplinks per leaf (bounded by
+    /// `limits::MAX_SCHEME_TABLE_ENTRIES`).
+    pub fn table_entries(&self, leaves: u128, switches: u128, uplinks: u128) -> u128 {
+        match self {
+            SchemeConfig::Ecmp(_)
+            | SchemeConfig::Spray(_)
+            | SchemeConfig::Drill(_)
+            | SchemeConfig::Wcmp(_)
+            | SchemeConfig::Mptcp(_) => 0,
+            // Per communicating host pair, made on its first packet: bounded by the flows.
+            SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => 0,
+            SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
+                leaves * c.flowlet_table_size as u128 + leaves * leaves * uplinks.max(1)
+            }
+            SchemeConfig::LetFlow(c) => switches * c.flowlet_table_size as u128,
+        }
+    }
     /// All scheme names, read from this enum's schema.
     pub fn names() -> Vec<String> {
         tag_names::<SchemeConfig>("name")

@@ -101,6 +101,10 @@ pub struct Conn {
     pub dst: u32,
     pub sport: u16,
     pub dport: u16,
+    /// For an MPTCP subflow, its connection and subflow index (the host layer's; `u32::MAX`:
+    /// a plain TCP connection).
+    pub mp_meta: u32,
+    pub mp_sub: u32,
     pub state: State,
     // ---- sender ----
     pub snd_una: u64,
@@ -205,6 +209,8 @@ impl Conn {
             dst,
             sport,
             dport,
+            mp_meta: u32::MAX,
+            mp_sub: u32::MAX,
             state: if established {
                 State::Established
             } else {
@@ -267,9 +273,12 @@ impl Conn {
     }
 
     /// The RTT sample of a handshake that happened before the simulation (a pre-established
-    /// connection): `rtt_ps` ending at `now`.
-    pub fn handshake_sample(&mut self, now: Time, rtt_ps: Time, p: &TcpParams) {
-        self.update_rtt(now, now.saturating_sub(rtt_ps).max(1), p);
+    /// connection): a round trip of `rtt_ps`, whatever the simulation's clock reads now.
+    pub fn handshake_sample(&mut self, rtt_ps: Time, p: &TcpParams) {
+        self.rto_ps = self
+            .rtt
+            .sample(rtt_ps.max(1), 0, self.snd_una, self.snd_max, p)
+            .clamp(p.min_rto_ps, p.max_rto_ps);
     }
 
     /// The sender's smoothed RTT in picoseconds (0 before the first sample).
