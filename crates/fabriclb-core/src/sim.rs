@@ -71,40 +71,19 @@ fn prefetch(p: *const u8) {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ev {
-    Arrive {
-        pkt: PktId,
-        link: u32,
-    },
+    Arrive { pkt: PktId, link: u32 },
     Flow,
-    Rto {
-        conn: u32,
-    },
-    DelAck {
-        conn: u32,
-    },
-    AppWake {
-        conn: u32,
-    },
-    Link {
-        idx: u32,
-    },
+    Rto { conn: u32 },
+    DelAck { conn: u32 },
+    AppWake { conn: u32 },
+    Link { idx: u32 },
     Reroute,
     Window,
     Trace,
-    Mark {
-        which: u8,
-    },
-    Shim {
-        host: u32,
-    },
-    /// A flow's application stops writing (its stop time).
-    Stop {
-        flow: u32,
-    },
-    /// A constant-rate flow sends its next packet.
-    Cbr {
-        flow: u32,
-    },
+    Mark { which: u8 },
+    Shim { host: u32 },
+    Stop { flow: u32 },
+    Cbr { flow: u32 },
 }
 
 /// An event packed into 8 bytes, so that a pending entry is 16 bytes (the event set is
@@ -666,8 +645,8 @@ impl Sim {
         ls.into_iter().map(|l| self.g.link_name(l)).collect()
     }
 
-    /// The scheme's own counters (its balancer's and its edge shim's), as a JSON object (empty
-    /// for schemes without any).
+    /// The scheme's own counters (its balancer's and its edge shim's), as a JSON object
+    /// (empty for schemes without any).
     pub(crate) fn lb_counters(&self) -> serde_json::Value {
         let shim = self.hosts.shim.as_ref().map(|s| s.counters());
         let m: serde_json::Map<_, _> = self

@@ -64,6 +64,7 @@ pub struct EmanConfig {
     /// C_ratecalc: packets of a rate measurement, the packet that starts it included; also the
     /// packets a probe forces onto its path. 2..=10000 (§V-A: 10; §III-E suggests ~20).
     #[serde(default = "c_ratecalc")]
+    #[schemars(range(min = 2, max = 10_000))]
     pub c_ratecalc: u32,
     /// T_explore: a path without ECN feedback (or a probe) for this long is probed (§V-A: 50
     /// base RTTs, 8 ms at 160 µs). > 0.

@@ -529,6 +529,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "connections": sim.hosts.conns.len(),
         "mptcp": sim.hosts.mptcp_counters(),
         "cbr": sim.hosts.cbr_counters(),
+        "host_encap_bytes": sim.sc.scheme.host_encap_bytes(),
         "lb": sim.lb_counters(),
         "failure_links": sim.failure_links(),
         "warnings": sim.warnings,
