@@ -14,6 +14,7 @@
 pub mod bw_oracle;
 pub mod cbr;
 pub mod eman;
+pub mod flowbender;
 pub mod paths;
 pub mod shim;
 pub mod tunnel;
@@ -428,21 +429,24 @@ impl Hosts {
 
     /// A packet arrives at its destination host through the edge shim, which may hold it.
     pub fn deliver_through_shim(&mut self, net: &NetRef, now: Time, pk: Packet) {
-        let mut up = std::mem::take(&mut self.up);
-        if let Some(s) = self.shim.as_mut() {
-            s.on_receive(now, pk, &mut up);
-        }
-        for p in up.drain(..) {
-            self.deliver(net, now, &p);
-        }
-        self.up = up;
+        self.release_from_shim(net, now, |s, up| s.on_receive(now, pk, up));
     }
 
     /// The edge shim's timer at `host` fired: deliver what it releases.
     pub fn on_shim_timer(&mut self, net: &NetRef, now: Time, host: u32) {
+        self.release_from_shim(net, now, |s, up| s.on_timer(now, host, up));
+    }
+
+    /// Deliver the packets a call of the shim passes up.
+    fn release_from_shim(
+        &mut self,
+        net: &NetRef,
+        now: Time,
+        call: impl FnOnce(&mut dyn shim::EdgeShim, &mut Vec<Packet>),
+    ) {
         let mut up = std::mem::take(&mut self.up);
         if let Some(s) = self.shim.as_mut() {
-            s.on_timer(now, host, &mut up);
+            call(s.as_mut(), &mut up);
         }
         for p in up.drain(..) {
             self.deliver(net, now, &p);
@@ -579,7 +583,13 @@ impl Hosts {
                 let due = c.rto_deadline != NEVER && c.rto_deadline <= now;
                 if due {
                     c.rto_deadline = NEVER;
+                    let timeouts = c.stats.timeouts;
                     c.on_timer(now, p, &mut self.out);
+                    if c.stats.timeouts > timeouts {
+                        if let Some(s) = self.shim.as_mut() {
+                            s.on_timeout(now, conn);
+                        }
+                    }
                 }
                 (due, true)
             }

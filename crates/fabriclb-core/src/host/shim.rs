@@ -11,6 +11,8 @@
 //! - `on_receive`: every TCP packet arriving at a host, before its transport: read feedback and
 //!   per-path state; pass it up at once, or hold it (a reorder buffer) and pass it later;
 //! - `on_timer` / `next_timer`: a per-host timer (e.g. a reorder buffer's flush);
+//! - `on_timeout`: a connection's retransmission timeout fired (before its retransmission is
+//!   sent, so the shim may move it);
 //! - `on_routes`: routing reconverged, or a link's rate changed: the paths to each destination
 //!   may have changed (`host::paths::discover` finds them again).
 //!
@@ -51,11 +53,58 @@ pub trait EdgeShim {
     fn next_timer(&self, _host: u32) -> Time {
         Time::MAX
     }
+    /// A connection's retransmission timer expired (`conn` is the connection index).
+    fn on_timeout(&mut self, _now: Time, _conn: u32) {}
     /// Routing reconverged, or a link's rate changed.
     fn on_routes(&mut self, _v: &ShimView) {}
     /// The shim's counters for the summary (`lb` in summary.json, beside the balancer's).
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+}
+
+/// A small fabric to give shims a view in unit tests.
+#[cfg(test)]
+pub(crate) struct TestFabric {
+    pub g: Graph,
+    pub routes: Routes,
+    pub salts: Vec<u64>,
+    pub ports: Vec<Port>,
+}
+
+#[cfg(test)]
+impl TestFabric {
+    /// Two leaves, two spines, two hosts per leaf, 10 Gbps everywhere.
+    pub fn new() -> TestFabric {
+        let cfg: crate::net::topology::TopologyConfig = serde_json::from_value(serde_json::json!({
+            "kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+            "host_rate": "10Gbps", "fabric_rate": "10Gbps"
+        }))
+        .unwrap();
+        let g = cfg.build().unwrap();
+        let routes = Routes::compute(&g, &vec![true; g.links.len()]);
+        let salts = (0..g.nodes.len() as u32)
+            .map(|s| crate::lb::ecmp_salt(s, true))
+            .collect();
+        let ports = g
+            .links
+            .iter()
+            .map(|l| Port::new(l.rate_bps, 0, 1 << 20, 0))
+            .collect();
+        TestFabric {
+            g,
+            routes,
+            salts,
+            ports,
+        }
+    }
+    pub fn view(&self) -> ShimView<'_> {
+        ShimView {
+            g: &self.g,
+            routes: &self.routes,
+            salts: &self.salts,
+            ports: &self.ports,
+        }
     }
 }
 

@@ -21,6 +21,7 @@ mod wcmp;
 
 pub use crate::host::bw_oracle::BwOracleConfig;
 pub use crate::host::eman::EmanConfig;
+pub use crate::host::flowbender::FlowBenderConfig;
 pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
@@ -117,6 +118,8 @@ crate::tagged_enum! {
         /// The bandwidth oracle ("Bw-based", EMAN §II-B): per packet, weighted round robin in
         /// proportion to each path's current bottleneck capacity; ECMP on the outer header.
         "bw-oracle" => BwOracle(BwOracleConfig),
+        /// FlowBender: ECMP in the fabric; a sender whose ECN-marked fraction exceeds T for N RTTs rehashes its flow.
+        "flowbender" => FlowBender(FlowBenderConfig),
     }
 }
 
@@ -169,6 +172,7 @@ impl SchemeConfig {
             SchemeConfig::Drill(c) => c.validate(path),
             SchemeConfig::Mptcp(c) => c.validate(path),
             SchemeConfig::Eman(c) => c.validate(path),
+            SchemeConfig::FlowBender(c) => c.validate(path),
         }
     }
     /// Build the scheme: its switch balancer, and for host-side schemes its edge shim or its
@@ -192,6 +196,13 @@ impl SchemeConfig {
             }
             SchemeConfig::Eman(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
             SchemeConfig::BwOracle(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
+            SchemeConfig::FlowBender(c) => {
+                return SchemeParts {
+                    lb: Box::new(EcmpConfig {}.build(ctx)),
+                    shim: Some(Box::new(c.build())),
+                    mptcp: None,
+                }
+            }
         };
         SchemeParts {
             lb,
@@ -220,7 +231,8 @@ impl SchemeConfig {
             | SchemeConfig::Spray(_)
             | SchemeConfig::Drill(_)
             | SchemeConfig::Wcmp(_)
-            | SchemeConfig::Mptcp(_) => 0,
+            | SchemeConfig::Mptcp(_)
+            | SchemeConfig::FlowBender(_) => 0,
             // Per communicating host pair, made on its first packet: bounded by the flows.
             SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => 0,
             SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {

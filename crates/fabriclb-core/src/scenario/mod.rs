@@ -589,6 +589,26 @@ impl Scenario {
                 }
             }
         }
+        if let SchemeConfig::FlowBender(_) = &self.scheme {
+            // FlowBender reacts to ECN marks only: without them it would be ECMP, silently.
+            if !self.transport.params().ecn {
+                return Err(Error::config(
+                    "transport.ecn",
+                    "is off, but scheme flowbender reacts to ECN-marked ACKs; allowed: transport.ecn = true (or cc = \"dctcp\")",
+                ));
+            }
+            if self
+                .switch
+                .ecn_threshold
+                .bytes(frame, sw.bdp_bytes(slowest))
+                == 0
+            {
+                return Err(Error::config(
+                    "switch.ecn_threshold",
+                    "is 0 (no marking), but scheme flowbender reacts to ECN marks; allowed: a threshold > 0 (e.g. \"65pkt\")",
+                ));
+            }
+        }
         limits::check(
             "scheme",
             "the scheme's tables (entries)",
