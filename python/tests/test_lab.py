@@ -343,6 +343,40 @@ def test_waiting_scaffolding_follows_the_papers() -> None:
     assert lab_exp.max_flow_gbps(sc) == pytest.approx(60.0)
 
 
+def test_eman_per_path_series_and_byte_basis() -> None:
+    """The left:right ratios come from the per-path trace rows; throughput is compared with the
+    optimum on the payload basis (1460 payload bytes of a 1578-byte tunneled wire packet)."""
+    eman = importlib.import_module("fabriclb.lab.experiments.eman")
+    rows = []
+    for t in (1.0, 2.0, 3.0):  # flow 0: 1 left + 2 right (then 3 + 6); flow 1: right only
+        rows.append({"t_ms": t, "flow": 0, "path": "", "rate_gbps": 3.0 * t})
+        rows.append({"t_ms": t, "flow": 0, "path": "L0>S0>L1", "rate_gbps": 1.0 * t})
+        rows.append({"t_ms": t, "flow": 0, "path": "L0>S1>L1", "rate_gbps": 2.0 * t})
+        rows.append({"t_ms": t, "flow": 1, "path": "L1>S1>L2", "rate_gbps": 5.0})
+    s = eman.path_series(pd.DataFrame(rows).replace({"path": {"": np.nan}}))  # as read from CSV
+    f0 = s[s["flow"] == 0]
+    assert f0["left_gbps"].tolist() == [1.0, 2.0, 3.0] and f0["flow_gbps"].tolist() == [3.0, 6.0, 9.0]
+    assert eman.left_right(f0) == pytest.approx(0.5)
+    assert eman.left_right(s[s["flow"] == 1]) == 0.0
+    assert eman.first_split(f0) == pytest.approx(0.5)
+    assert math.isnan(eman.first_split(s[s["flow"] == 1]))
+    sc = {"duration": "3ms", "warmup": "1ms", "transport": {"mtu": 1500}}
+    assert eman._measured(s, sc)["t_ms"].unique().tolist() == [2.0, 3.0]
+    # (host_encap_bytes, MTU, payload share)
+    for encap, mtu, share in ((40, 1500, 1460 / 1578), (0, 1500, 1460 / 1538), (0, 9000, 8960 / 9038)):
+        assert eman.payload_share({"host_encap_bytes": encap}, {"transport": {"mtu": mtu}}) == pytest.approx(share)
+    # Max-flow of Fig. 1(b) from explicit flows, and of F1 alone (Fig. 5's first phase).
+    sc = {"topology": {"kind": "explicit",
+                       "switches": [{"name": n, "role": "leaf" if n[0] == "L" else "spine"} for n in ("L0", "L1", "L2", "S0", "S1")],
+                       "hosts": [{"name": "A", "attach": "L0", "rate": "100Gbps"}, {"name": "B", "attach": "L1", "rate": "100Gbps"},
+                                 {"name": "C", "attach": "L2", "rate": "100Gbps", "count": 2}],
+                       "links": [{"a": a, "b": b, "rate": "40Gbps"} for a, b in (l.split("-") for l in eman.FIG6_LINKS)]},
+          "workload": [{"pattern": "explicit", "flows": [{"src": "A", "dst": "C0"}, {"src": "B", "dst": "C1"}]}],
+          "failures": [{"link": l, "kind": "degrade", "rate": "10Gbps"} for l in ("L0-S0", "L1-S0")]}
+    assert eman.max_flow_gbps(sc) == pytest.approx(60.0)
+    assert eman.max_flow_gbps(sc, [("A", "C0")]) == pytest.approx(50.0)
+
+
 @needs_core
 def test_eman_scenarios_are_the_papers_fabrics() -> None:
     import fabriclb

@@ -9,6 +9,8 @@
 //!   early (lazy timers), so an ACK never touches the event set.
 //! - `Flow`: start the next flows of the pre-generated, time-sorted workload.
 //! - `Shim { host }`: an edge shim's timer at a host (same lazy rule).
+//! - `Stop { flow }`: a flow's application stops writing; `Cbr { flow }`: a constant-rate flow
+//!   sends its next packet.
 //!
 //! The host layer (`host::Hosts`) owns the endpoints, flows and shim; after each of its calls
 //! this file puts the packets it produced on the hosts' NICs and schedules the timers it moved
@@ -25,6 +27,7 @@
 use crate::api::{RunOptions, RunResult};
 use crate::engine::EventQueue;
 use crate::error::Error;
+use crate::host::cbr::CBR_CONN;
 use crate::host::{Hosts, NetRef, TimerKind};
 use crate::lb::{Balancer, BuildCtx, LbView, OverlayMode};
 use crate::net::dre::DreParams;
@@ -79,6 +82,8 @@ pub(crate) enum Ev {
     Trace,
     Mark { which: u8 },
     Shim { host: u32 },
+    Stop { flow: u32 },
+    Cbr { flow: u32 },
 }
 
 /// An event packed into 8 bytes, so that a pending entry is 16 bytes (the event set is
@@ -105,6 +110,8 @@ impl From<Ev> for PackedEv {
             Ev::Trace => (KIND0 + 7, 0),
             Ev::Mark { which } => (KIND0 + 8, which as u32),
             Ev::Shim { host } => (KIND0 + 9, host),
+            Ev::Stop { flow } => (KIND0 + 10, flow),
+            Ev::Cbr { flow } => (KIND0 + 11, flow),
         };
         PackedEv((hi as u64) << 32 | lo as u64)
     }
@@ -127,7 +134,9 @@ impl From<PackedEv> for Ev {
             6 => Ev::Window,
             7 => Ev::Trace,
             8 => Ev::Mark { which: lo as u8 },
-            _ => Ev::Shim { host: lo },
+            9 => Ev::Shim { host: lo },
+            10 => Ev::Stop { flow: lo },
+            _ => Ev::Cbr { flow: lo },
         }
     }
 }
@@ -194,7 +203,20 @@ pub(crate) struct TraceRows {
     pub srtt_us: Vec<f64>,
     pub rate_gbps: Vec<f64>,
     pub dctcp_alpha: Vec<f64>,
+    /// "" for a flow's own row; a path's name for its per-path rows (`measure.trace_paths`).
+    pub path: Vec<String>,
     last_rcv: HashMap<u32, u64>,
+}
+
+/// Per-path rates of the traced flows (`measure.trace_paths`): payload bytes of each traced
+/// connection's data arriving at its receiver, by path (`Packet::path_hash`).
+#[derive(Default)]
+struct PathTrace {
+    /// Traced connection -> its flow.
+    conns: HashMap<u32, u32>,
+    /// (flow, path hash) -> bytes since the last sample.
+    bytes: std::collections::BTreeMap<(u32, u32), u64>,
+    names: HashMap<(u32, u32), String>,
 }
 
 pub struct Sim {
@@ -235,6 +257,8 @@ pub struct Sim {
     /// Per-window link throughput (windows.csv).
     pub(crate) windows: crate::stats::windows::Windows,
     pub(crate) traces: TraceRows,
+    /// With `measure.trace_paths`.
+    path_trace: Option<PathTrace>,
     /// host -> the ToR's downlink toward it.
     host_downlink: Vec<u32>,
     pub(crate) end_arrivals: Time,
@@ -289,16 +313,19 @@ impl Sim {
         let g = sc.topology.build()?;
         let tcp = sc.transport.params();
         let frame_mtu = frame_bytes(tcp.mss) as u64;
-        let cap = sc.switch.buffer.bytes(frame_mtu);
-        let ecn_k = sc.switch.ecn_threshold.bytes(frame_mtu);
+        let start_rates = sc.start_rates(&g, &sc.failure_links(&g)?);
         let mut ports: Vec<Port> = g
             .links
             .iter()
-            .map(|l| {
+            .zip(&start_rates)
+            .map(|(l, &rate)| {
                 if g.is_host(l.from) {
                     // A host NIC: TCP never overflows its own queue (TSQ-like), no marking.
                     Port::new(l.rate_bps, l.delay_ps, u64::MAX / 2, 0)
                 } else {
+                    let bdp = sc.switch.bdp_bytes(rate);
+                    let cap = sc.switch.buffer.bytes(frame_mtu, bdp);
+                    let ecn_k = sc.switch.ecn_threshold.bytes(frame_mtu, bdp);
                     Port::new(l.rate_bps, l.delay_ps, cap, ecn_k)
                 }
             })
@@ -501,7 +528,7 @@ impl Sim {
             shared: sc
                 .switch
                 .shared_buffer
-                .map(|b| (b.bytes(frame_mtu), sc.switch.shared_alpha)),
+                .map(|b| (b.bytes(frame_mtu, 0), sc.switch.shared_alpha)),
             pools_rt: match sc.switch.shared_buffer {
                 Some(_) => (0..n_nodes).map(|_| PoolRt::default()).collect(),
                 None => Vec::new(),
@@ -513,6 +540,7 @@ impl Sim {
             c: Counters::default(),
             windows,
             traces: TraceRows::default(),
+            path_trace: sc.measure.trace_paths.then(PathTrace::default),
             host_downlink,
             end_arrivals: sc.duration.0,
             arrivals_done: false,
@@ -536,6 +564,18 @@ impl Sim {
             first += 1;
         }
         sim.reroute(0);
+        if sim.hosts.shim.is_some() && !crate::host::paths::any_multipath(&sim.g, &sim.routes) {
+            return Err(Error::config(
+                "scheme.name",
+                format!(
+                    "{} balances over the paths between two hosts, but no two hosts of this \
+                     fabric have more than one; use a fabric with several paths (e.g. two \
+                     spines), or a fabric scheme such as ecmp",
+                    sim.sc.scheme.name()
+                ),
+            ));
+        }
+        sim.pin_cbr_flows()?;
         for i in first..sim.changes.len() {
             let t = sim.changes[i].t;
             sim.schedule(t, Ev::Link { idx: i as u32 });
@@ -837,8 +877,20 @@ impl Sim {
                 let net = net_ref!(self);
                 self.hosts.on_shim_timer(&net, now, host);
                 self.flush_hosts(now);
+                // The shim may still hold packets at this host, due later.
+                self.sync_shim_timer(host);
             }
             Ev::Flow => self.start_flows(now),
+            Ev::Stop { flow } => {
+                self.hosts.stop_flow(now, flow);
+                self.flush_hosts(now);
+            }
+            Ev::Cbr { flow } => {
+                if let Some(t) = self.hosts.cbr_send(flow) {
+                    self.schedule(t, Ev::Cbr { flow });
+                }
+                self.flush_hosts(now);
+            }
             Ev::Link { idx } => {
                 self.apply_change(idx as usize, now);
                 let d = self.sc.routing.detection_delay.0;
@@ -889,6 +941,7 @@ impl Sim {
                 g: &self.g,
                 routes: &self.routes,
                 salts: &self.salts,
+                ports: &self.ports,
             });
         }
     }
@@ -956,8 +1009,22 @@ impl Sim {
         while self.next_spec < self.specs.len() && self.specs[self.next_spec].start_ps <= now {
             let spec = self.specs[self.next_spec];
             self.next_spec += 1;
+            if let Some(c) = spec.cbr {
+                let i = self.hosts.start_cbr(&spec, c.sport);
+                self.schedule(now, Ev::Cbr { flow: i });
+                continue;
+            }
             let net = net_ref!(self);
+            let fid = self.hosts.flows.len() as u32;
             self.hosts.start_flow(&net, now, spec);
+            if spec.stop_ps != crate::workload::NO_STOP {
+                self.schedule(spec.stop_ps, Ev::Stop { flow: fid });
+            }
+            if let Some(pt) = self.path_trace.as_mut() {
+                if self.sc.measure.trace_flows.contains(&fid) {
+                    pt.conns.insert(self.hosts.flows[fid as usize].conn, fid);
+                }
+            }
             self.flush_hosts(now);
         }
         if let Some(s) = self.specs.get(self.next_spec) {
@@ -973,8 +1040,16 @@ impl Sim {
         // TSQ needs to know when the NIC will have sent each of the sender's data segments.
         let tsq = self.hosts.tcp.tsq_bytes > 0;
         for mut pk in out.drain(..) {
-            if let Some(s) = self.hosts.shim.as_mut() {
-                s.on_send(now, &mut pk);
+            // Constant-rate flows bypass the shim (pinned by their own header).
+            let shim = self.hosts.shim.as_mut().filter(|_| pk.conn & CBR_CONN == 0);
+            if let Some(s) = shim {
+                let v = crate::host::shim::ShimView {
+                    g: &self.g,
+                    routes: &self.routes,
+                    salts: &self.salts,
+                    ports: &self.ports,
+                };
+                s.on_send(now, &mut pk, &v);
             }
             self.c.sent += 1;
             let (payload, conn, host) = (pk.payload, pk.conn, pk.src);
@@ -1224,7 +1299,12 @@ impl Sim {
         self.arena.free(id);
         self.c.delivered += 1;
         let net = net_ref!(self);
-        if self.hosts.shim.is_some() {
+        if let Some(pt) = self.path_trace.as_mut() {
+            if let (true, Some(&f)) = (pk.payload > 0, pt.conns.get(&pk.conn)) {
+                *pt.bytes.entry((f, pk.path_hash)).or_default() += pk.payload as u64;
+            }
+        }
+        if self.hosts.shim.is_some() && pk.conn & CBR_CONN == 0 {
             let host = pk.dst;
             self.hosts.deliver_through_shim(&net, now, pk);
             self.flush_hosts(now);
@@ -1251,13 +1331,179 @@ impl Sim {
             t.rate_gbps
                 .push((c.rcv_nxt - last) as f64 * 8.0 / dt_s / 1e9);
             t.dctcp_alpha.push(c.cc.alpha());
+            t.path.push(String::new());
         }
+        let Some(mut pt) = self.path_trace.take() else {
+            return;
+        };
+        for (&(f, h), bytes) in pt.bytes.iter_mut() {
+            let name = pt.names.entry((f, h)).or_insert_with(|| {
+                let spec = &self.hosts.flows[f as usize].spec;
+                self.path_name(spec.src, spec.dst, h)
+            });
+            let t = &mut self.traces;
+            t.t_ms.push(now as f64 * 1e-9);
+            t.flow.push(f as u64);
+            t.cwnd_bytes.push(f64::NAN);
+            t.srtt_us.push(f64::NAN);
+            t.rate_gbps.push(*bytes as f64 * 8.0 / dt_s / 1e9);
+            t.dctcp_alpha.push(f64::NAN);
+            t.path.push(name.clone());
+            *bytes = 0;
+        }
+        self.path_trace = Some(pt);
+    }
+
+    /// The name of the path from host `src` to host `dst` whose output links hash to `h`
+    /// (`Packet::path_hash`), among the current shortest paths: its switches, "L0>S0>L2", a
+    /// switch reached over the i-th of parallel links (i > 0) written "S0#1"; `#<hash>` when no
+    /// current path matches (routes changed since).
+    fn path_name(&self, src: u32, dst: u32, h: u32) -> String {
+        // Depth-first over the shortest paths: (node, hash so far, name so far).
+        let tor = self.g.links[self.g.host_uplink[src as usize] as usize].to;
+        let mut stack = vec![(tor, 0u32, self.g.nodes[tor as usize].name.clone())];
+        while let Some((at, hash, name)) = stack.pop() {
+            for &out in next_hops(&self.g, &self.routes, &self.host_downlink, at, dst) {
+                let hash = hash.wrapping_mul(0x9E37_79B1).wrapping_add(out + 1);
+                let l = &self.g.links[out as usize];
+                if l.to == dst {
+                    if hash == h {
+                        return name;
+                    }
+                    continue;
+                }
+                let mut next = format!("{name}>{}", self.g.nodes[l.to as usize].name);
+                if l.parallel_index > 0 {
+                    next += &format!("#{}", l.parallel_index);
+                }
+                stack.push((l.to, hash, next));
+            }
+        }
+        format!("#{h:08x}")
+    }
+
+    /// Give each constant-rate flow its UDP source port: one whose path (as the scheme's
+    /// header hash sends it, on the routes at the start) crosses the flow's `via` switches.
+    fn pin_cbr_flows(&mut self) -> Result<(), Error> {
+        const PORTS: u16 = 4096;
+        for k in 0..self.specs.len() {
+            let spec = self.specs[k];
+            let Some(mut c) = spec.cbr else {
+                continue;
+            };
+            let via: Vec<u32> = c.via.iter().copied().filter(|&n| n != u32::MAX).collect();
+            let field = format!("workload[{}]", spec.workload);
+            if via.is_empty() {
+                c.sport = 50_000 + (k % 10_000) as u16;
+            } else {
+                let mut found = None;
+                for port in 0..PORTS {
+                    let nodes = self.hashed_path(&spec, port).ok_or_else(|| {
+                        Error::config(
+                            &field,
+                            format!(
+                                "a flow pinned with `via` needs a scheme that picks paths by a hash of the header (ecmp, wcmp, eman, bw-oracle); {} does not",
+                                self.sc.scheme.name()
+                            ),
+                        )
+                    })?;
+                    if via.iter().all(|v| nodes.contains(v)) {
+                        found = Some(port);
+                        break;
+                    }
+                }
+                let names: Vec<&str> = via
+                    .iter()
+                    .map(|&v| self.g.nodes[v as usize].name.as_str())
+                    .collect();
+                c.sport = found.ok_or_else(|| {
+                    Error::config(
+                        &field,
+                        format!(
+                            "no path from {} to {} crosses {} (tried {PORTS} source ports)",
+                            self.g.nodes[spec.src as usize].name,
+                            self.g.nodes[spec.dst as usize].name,
+                            names.join(", ")
+                        ),
+                    )
+                })?;
+            }
+            self.specs[k].cbr = Some(c);
+        }
+        Ok(())
+    }
+
+    /// The switches a packet of constant-rate flow `spec` with source port `port` crosses, as
+    /// the scheme's header hash sends it (`None`: the scheme does not choose by the header).
+    fn hashed_path(&self, spec: &FlowSpec, port: u16) -> Option<Vec<u32>> {
+        let mut f = crate::host::cbr::CbrFlow::new(spec.src, spec.dst, port, 1, 0, 1, 1);
+        let pk = f.emit(0).0;
+        let mut at = self.g.links[self.g.host_uplink[spec.src as usize] as usize].to;
+        let mut nodes = vec![];
+        while !self.g.is_host(at) && nodes.len() < 64 {
+            nodes.push(at);
+            let out = self.predict_out(at, &pk)?;
+            at = self.g.links[out as usize].to;
+        }
+        Some(nodes)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "3bdp" and "1bdp" size each switch port by its own rate when the run starts (a
+    /// degradation from time 0 counted, a later one not); host NICs are never sized.
+    #[test]
+    fn bdp_sizes_follow_each_port_at_the_start() {
+        let sc = Scenario::load(
+            r#"
+            duration = "1ms"
+            [topology]
+            kind = "leaf-spine"
+            leaves = 2
+            spines = 2
+            hosts_per_leaf = 1
+            host_rate = "100Gbps"
+            fabric_rate = "6Gbps"
+            [switch]
+            base_rtt = "160us"
+            buffer = "3bdp"
+            ecn_threshold = "1bdp"
+            [[failures]]
+            link = "S0-L1"
+            kind = "degrade"
+            rate = "3Gbps"
+            [[failures]]
+            link = "S1-L1"
+            kind = "degrade"
+            rate = "1Gbps"
+            at = "500us"
+            "#,
+            crate::scenario::Format::Toml,
+            &[],
+        )
+        .unwrap();
+        let sim = Sim::build(&sc).unwrap();
+        // (port, buffer, ECN threshold): 6 Gbps x 160 us = 120 KB.
+        for (link, cap, k) in [
+            ("L0->S0", 360_000, 120_000),
+            ("S0->L1", 180_000, 60_000),
+            ("L1->S0", 180_000, 60_000),
+            ("S1->L1", 360_000, 120_000),
+            ("L1->H1", 6_000_000, 2_000_000),
+        ] {
+            let l = sim.g.resolve_link(link, "test").unwrap()[0] as usize;
+            assert_eq!(
+                (sim.ports[l].cap_bytes, sim.ports[l].ecn_k_bytes),
+                (cap, k),
+                "{link}"
+            );
+        }
+        let nic = sim.g.host_uplink[0] as usize;
+        assert_eq!(sim.ports[nic].ecn_k_bytes, 0, "host NICs never mark");
+    }
 
     #[test]
     fn events_pack_into_eight_bytes_and_back() {
@@ -1278,6 +1524,8 @@ mod tests {
             Ev::Trace,
             Ev::Mark { which: 1 },
             Ev::Shim { host: 5 },
+            Ev::Stop { flow: 8 },
+            Ev::Cbr { flow: u32::MAX },
         ];
         for ev in cases {
             assert_eq!(Ev::from(PackedEv::from(ev)), ev);

@@ -185,12 +185,14 @@ unit_type!(
     ]
 );
 
-/// A buffer size or threshold: bytes, or a count of full-size packets (`"100pkt"`),
-/// resolved against the frame size of the scenario's MTU at validation.
+/// A buffer size or threshold: bytes, a count of full-size packets (`"100pkt"`), resolved
+/// against the frame size of the scenario's MTU, or bandwidth-delay products of the port
+/// (`"3bdp"`: 3 × the port's rate × `switch.base_rtt`), stored in thousandths.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BufSize {
     Bytes(u64),
     Packets(u64),
+    Bdp { milli: u64 },
 }
 
 impl BufSize {
@@ -212,16 +214,31 @@ impl BufSize {
                 }
                 Ok(BufSize::Packets(v as u64))
             }
+            "bdp" | "BDP" => {
+                if v > 1000.0 {
+                    return Err(format!("'{s}' is too large; at most 1000bdp"));
+                }
+                Ok(BufSize::Bdp {
+                    milli: (v * 1000.0).round() as u64,
+                })
+            }
             "B" | "KB" | "MB" | "GB" | "KiB" | "MiB" | "GiB" => Bytes::parse(s).map(|b| BufSize::Bytes(b.0)),
-            _ => Err(format!("unit '{unit}' in '{s}' is not a buffer size; allowed units: pkt, B, KB, MB, GB, KiB, MiB, GiB")),
+            _ => Err(format!("unit '{unit}' in '{s}' is not a buffer size; allowed units: pkt, bdp, B, KB, MB, GB, KiB, MiB, GiB")),
         }
     }
-    pub fn bytes(self, frame_bytes: u64) -> u64 {
+    /// Bytes, for full-size frames of `frame_bytes` and a port whose BDP is `bdp_bytes`.
+    pub fn bytes(self, frame_bytes: u64, bdp_bytes: u64) -> u64 {
         match self {
             BufSize::Bytes(b) => b,
             // Packets <= MAX_BUFFER_PKTS and frames < 10 KB: no overflow.
             BufSize::Packets(n) => n.saturating_mul(frame_bytes),
+            BufSize::Bdp { milli } => {
+                (bdp_bytes as u128 * milli as u128 / 1000).min(u64::MAX as u128) as u64
+            }
         }
+    }
+    pub fn is_bdp(self) -> bool {
+        matches!(self, BufSize::Bdp { .. })
     }
 }
 impl fmt::Display for BufSize {
@@ -229,6 +246,7 @@ impl fmt::Display for BufSize {
         match self {
             BufSize::Bytes(b) => write!(f, "{}", Bytes(*b)),
             BufSize::Packets(n) => write!(f, "{n}pkt"),
+            BufSize::Bdp { milli } => write!(f, "{}bdp", *milli as f64 / 1000.0),
         }
     }
 }
@@ -256,12 +274,12 @@ impl JsonSchema for BufSize {
         SchemaObject {
             instance_type: Some(InstanceType::String.into()),
             string: Some(Box::new(StringValidation {
-                pattern: Some(r"^[0-9.eE+-]+\s*(pkt|pkts|packets|B|KB|MB|GB|KiB|MiB|GiB)$".into()),
+                pattern: Some(r"^[0-9.eE+-]+\s*(pkt|pkts|packets|bdp|BDP|B|KB|MB|GB|KiB|MiB|GiB)$".into()),
                 ..Default::default()
             })),
             metadata: Some(Box::new(schemars::schema::Metadata {
                 description: Some(
-                    "A buffer size: full-size packets (\"100pkt\") or bytes (\"150KB\")".into(),
+                    "A buffer size: full-size packets (\"100pkt\"), bytes (\"150KB\"), or bandwidth-delay products of the port (\"3bdp\", with switch.base_rtt)".into(),
                 ),
                 ..Default::default()
             })),
@@ -299,8 +317,20 @@ mod tests {
         }
         assert_eq!(Bytes::parse("100KB").unwrap().0, 100_000);
         assert_eq!(Bytes::parse("64KiB").unwrap().0, 65_536);
-        assert_eq!(BufSize::parse("100pkt").unwrap().bytes(1538), 153_800);
-        assert_eq!(BufSize::parse("150KB").unwrap().bytes(1538), 150_000);
+        // (size, frame bytes, the port's BDP in bytes, bytes)
+        for (s, frame, bdp, want) in [
+            ("100pkt", 1538, 0, 153_800),
+            ("150KB", 1538, 0, 150_000),
+            ("3bdp", 1538, 200_000, 600_000), // 10 Gbps x 160 us
+            ("1BDP", 1538, 800_000, 800_000),
+            ("1.5bdp", 1538, 120_000, 180_000),
+            ("0bdp", 1538, 120_000, 0),
+        ] {
+            let b = BufSize::parse(s).unwrap();
+            assert_eq!(b.bytes(frame, bdp), want, "{s}");
+            assert_eq!(BufSize::parse(&b.to_string()).unwrap(), b, "{s} round trip");
+        }
+        assert!(BufSize::parse("-1bdp").unwrap_err().contains("negative"));
     }
 
     #[test]

@@ -7,7 +7,9 @@ One function per figure style:
   panel per metric;
 - :func:`cdfs` - empirical CDFs (queue length, throughput imbalance, utilisation);
 - :func:`bars` - grouped bars (Fig. 2-type throughput, per-port queues of Fig. 16);
-- :func:`timeseries` - rates against time (EMAN Fig. 5).
+- :func:`timeseries` - rates against time (EMAN Fig. 5);
+- :func:`bars_and_series` - bars beside lines against time (EMAN Figs. 2 and 4: throughput per
+  scheme and each flow's left:right ratio over time).
 
 Every function takes tidy DataFrames and a path, and closes its figure.
 """
@@ -20,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 import pandas as pd
 
-__all__ = ["lines_vs_x", "cdfs", "bars", "timeseries", "ecdf", "SCHEME_STYLE"]
+__all__ = ["lines_vs_x", "cdfs", "bars", "timeseries", "bars_and_series", "ecdf", "SCHEME_STYLE"]
 
 #: Colours and markers per scheme, the same in every plot.
 SCHEME_STYLE: Dict[str, Tuple[str, str]] = {
@@ -35,6 +37,7 @@ SCHEME_STYLE: Dict[str, Tuple[str, str]] = {
     "eman": ("#1f77b4", "s"),
     "clove": ("#bcbd22", "^"),
     "hermes": ("#e377c2", "D"),
+    "bw-oracle": ("#2ca02c", "^"),
 }
 
 
@@ -230,6 +233,55 @@ def timeseries(
         ax.legend(fontsize=8)
         if fv is not None:
             ax.set_title(str(fv), fontsize=10)
+    if title:
+        fig.suptitle(title, fontsize=11)
+    _save(fig, path)
+
+
+def bars_and_series(
+    bars_df: pd.DataFrame,
+    series: pd.DataFrame,
+    path: Union[str, Path],
+    *,
+    x: str,
+    y: str,
+    t: str,
+    y2: str,
+    group: str,
+    ylabel: str = "",
+    ylabel2: str = "",
+    hline: Optional[float] = None,
+    hline2: Optional[float] = None,
+    log2: bool = False,
+    title: str = "",
+) -> None:
+    """Two panels: bars of ``y`` per ``x`` category (error bars from ``<y>_min`` /
+    ``<y>_max``), and lines of ``y2`` against ``t`` in ``series``, one per ``group`` value."""
+    plt = _plt()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1, 1.6]})
+    cats = list(dict.fromkeys(bars_df[x]))
+    vals = [float(bars_df[bars_df[x] == c][y].iloc[0]) for c in cats]
+    err = [[v - float(bars_df[bars_df[x] == c][f"{y}_min"].iloc[0]) if f"{y}_min" in bars_df else 0.0 for c, v in zip(cats, vals)],
+           [float(bars_df[bars_df[x] == c][f"{y}_max"].iloc[0]) - v if f"{y}_max" in bars_df else 0.0 for c, v in zip(cats, vals)]]
+    ax.bar(np.arange(len(cats)), vals, color=[_style(str(c), i)["color"] for i, c in enumerate(cats)],
+           yerr=np.nan_to_num(np.maximum(err, 0)), capsize=3)
+    ax.set_xticks(np.arange(len(cats)))
+    ax.set_xticklabels([str(c) for c in cats], fontsize=9)
+    ax.set_ylabel(ylabel or y)
+    ax.grid(axis="y", alpha=0.3)
+    if hline is not None:
+        ax.axhline(hline, color="#999999", lw=0.8, ls="--")
+    for i, (g, sub) in enumerate(series.groupby(group, sort=False)):
+        ax2.plot(sub[t], sub[y2], label=str(g), color=_style(str(g), i)["color"], lw=1.0,
+                 ls="-" if i % 2 == 0 or "/" not in str(g) else "--")
+    if hline2 is not None:
+        ax2.axhline(hline2, color="#999999", lw=0.8, ls="--")
+    if log2:
+        ax2.set_yscale("log", base=2)
+    ax2.set_xlabel("time (ms)")
+    ax2.set_ylabel(ylabel2 or y2)
+    ax2.grid(alpha=0.3)
+    ax2.legend(fontsize=7)
     if title:
         fig.suptitle(title, fontsize=11)
     _save(fig, path)

@@ -20,7 +20,7 @@
 //! The shim reads and writes only the packets' `overlay.path` and the TCP fields it observes;
 //! it never touches the transport's state.
 
-use super::shim::EdgeShim;
+use super::shim::{EdgeShim, ShimView};
 use crate::error::Error;
 use crate::net::packet::{flags, Packet};
 use crate::units::Time;
@@ -169,7 +169,7 @@ impl FlowBender {
 }
 
 impl EdgeShim for FlowBender {
-    fn on_send(&mut self, _now: Time, pk: &mut Packet) {
+    fn on_send(&mut self, _now: Time, pk: &mut Packet, _v: &ShimView) {
         // Only the sender's packets (SYN and data) carry V; ACKs and SYN-ACKs keep 0.
         if pk.is(flags::ACK) {
             return;
@@ -231,9 +231,10 @@ mod tests {
     fn windows(fb: &mut FlowBender, conn: u32, marks: &[usize]) -> Vec<u16> {
         let mut out = Vec::new();
         let mut seq = 0;
+        let f = super::super::shim::TestFabric::new();
         let mut send = |fb: &mut FlowBender, n: u64| {
             for _ in 0..n {
-                fb.on_send(0, &mut data(conn, seq));
+                fb.on_send(0, &mut data(conn, seq), &f.view());
                 seq += 1000;
             }
         };
@@ -299,15 +300,16 @@ mod tests {
         let mut fb = FlowBenderConfig::default().build();
         windows(&mut fb, 0, &[20]);
         assert_eq!(fb.conns[0].v, 1);
+        let f = super::super::shim::TestFabric::new();
         let mut p = data(0, 10_000_000);
-        fb.on_send(0, &mut p);
+        fb.on_send(0, &mut p, &f.view());
         assert_eq!(p.overlay.path, 1);
         let mut a = ack(0, 0, false);
         a.overlay.path = 9;
-        fb.on_send(0, &mut a);
+        fb.on_send(0, &mut a, &f.view());
         assert_eq!(a.overlay.path, 9, "ACKs keep their field");
         let mut q = data(5, 0);
-        fb.on_send(0, &mut q);
+        fb.on_send(0, &mut q, &f.view());
         assert_eq!(q.overlay.path, 0, "another connection is unaffected");
         let before = (fb.conns[0].acked, fb.conns[0].marked);
         let mut out = Vec::new();

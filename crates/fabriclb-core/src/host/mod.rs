@@ -11,9 +11,13 @@
 //! It may read the fabric (graph, routes, port rates: for path discovery and a pre-established
 //! connection's RTT) but never changes it, and never touches the event set or the packet arena.
 
+pub mod bw_oracle;
+pub mod cbr;
+pub mod eman;
 pub mod flowbender;
 pub mod paths;
 pub mod shim;
+pub mod tunnel;
 
 use crate::lb::OverlayMode;
 use crate::net::packet::{flags, Packet, MIN_FRAME, PREAMBLE_IFG};
@@ -91,6 +95,8 @@ pub(crate) struct Hosts {
     pub mptcp: Option<Mptcp>,
     /// The edge shim between the transports and the NICs, if the scheme has one.
     pub shim: Option<Box<dyn shim::EdgeShim>>,
+    /// Constant-rate (UDP-like) flows.
+    pub cbr: Vec<cbr::CbrFlow>,
     /// Packets the shim passed up, to deliver.
     up: Vec<Packet>,
     /// Packets to put on their hosts' NICs (each packet's `src` is its host, `conn` set).
@@ -124,6 +130,7 @@ impl Hosts {
             app_bytes: 0,
             mptcp,
             shim: None,
+            cbr: Vec::new(),
             up: Vec::new(),
             out: Vec::with_capacity(64),
             touched: Vec::with_capacity(8),
@@ -367,6 +374,59 @@ impl Hosts {
         }
     }
 
+    /// The application of flow `f` stops writing at `now` (its stop time): what it wrote is
+    /// the flow's size; a flow whose data has all arrived (or that sent nothing) ends at once.
+    /// MPTCP flows are not stopped (validation refuses stop times under mptcp).
+    pub fn stop_flow(&mut self, now: Time, f: u32) {
+        let rec = &mut self.flows[f as usize];
+        if rec.end != NEVER || rec.meta.is_some() {
+            return;
+        }
+        let c = &mut self.conns[rec.conn as usize];
+        let end = c.stop_writing(now, f);
+        rec.spec.size_bytes = end.saturating_sub(rec.start_off);
+        if end <= c.rcv_nxt {
+            let st = &c.stats;
+            let cur = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
+            self.complete(f as usize, now, cur);
+        }
+    }
+
+    /// Start constant-rate flow `spec` with UDP source port `sport`; its index.
+    pub fn start_cbr(&mut self, spec: &FlowSpec, sport: u16) -> u32 {
+        let c = spec.cbr.expect("a constant-rate flow");
+        self.cbr.push(cbr::CbrFlow::new(
+            spec.src,
+            spec.dst,
+            sport,
+            c.rate_bps,
+            spec.start_ps,
+            spec.stop_ps,
+            self.tcp.mss,
+        ));
+        self.cbr.len() as u32 - 1
+    }
+
+    /// Constant-rate flow `i` sends its next packet; when the one after is due.
+    pub fn cbr_send(&mut self, i: u32) -> Option<Time> {
+        let (pk, next) = self.cbr[i as usize].emit(i);
+        self.out.push(pk);
+        next
+    }
+
+    /// What the constant-rate flows did, for the summary.
+    pub fn cbr_counters(&self) -> Option<serde_json::Value> {
+        if self.cbr.is_empty() {
+            return None;
+        }
+        Some(serde_json::json!({
+            "flows": self.cbr.len(),
+            "sent_packets": self.cbr.iter().map(|f| f.sent).sum::<u64>(),
+            "delivered_packets": self.cbr.iter().map(|f| f.delivered).sum::<u64>(),
+            "sport": self.cbr.iter().map(|f| f.sport).collect::<Vec<_>>(),
+        }))
+    }
+
     /// A packet arrives at its destination host through the edge shim, which may hold it.
     pub fn deliver_through_shim(&mut self, net: &NetRef, now: Time, pk: Packet) {
         self.release_from_shim(net, now, |s, up| s.on_receive(now, pk, up));
@@ -397,6 +457,10 @@ impl Hosts {
     /// A packet arrives at its destination host.
     pub fn deliver(&mut self, net: &NetRef, now: Time, pk: &Packet) {
         let conn = pk.conn;
+        if conn & cbr::CBR_CONN != 0 {
+            self.cbr[(conn & !cbr::CBR_CONN) as usize].delivered += 1;
+            return;
+        }
         let ci = conn as usize;
         let c = &mut self.conns[ci];
         if c.mp_meta != u32::MAX {
@@ -571,7 +635,7 @@ impl Hosts {
     /// Whether `pk` is a data segment of its connection's sender side (what TSQ tracks).
     #[inline]
     pub fn sent_by_sender(&self, pk: &Packet) -> bool {
-        pk.payload > 0 && pk.src == self.conns[pk.conn as usize].src
+        pk.payload > 0 && pk.conn & cbr::CBR_CONN == 0 && pk.src == self.conns[pk.conn as usize].src
     }
 
     /// What the MPTCP connections did, for the summary.

@@ -68,6 +68,49 @@ pub fn discover(
     set
 }
 
+/// How many outer ports discovery tries per host pair (every distinct path of the fabrics we
+/// build is found well within it: 16 paths of a 4-spine, 2-links-per-pair leaf-spine within
+/// the first 64 ports, tested).
+pub const DISCOVERY_PORTS: u16 = 256;
+
+/// The rate of the slowest of `links`, each link's rate given by `rate` (0 for no links).
+pub fn bottleneck_bps(links: &[u32], rate: impl Fn(u32) -> u64) -> u64 {
+    links.iter().map(|&l| rate(l)).min().unwrap_or(0)
+}
+
+/// Whether some two hosts (under different ToRs) have more than one shortest path between
+/// them: some switch on a path between two ToRs has two next hops or more. An edge scheme
+/// has nothing to balance without one.
+pub fn any_multipath(g: &Graph, routes: &Routes) -> bool {
+    let mut tors: Vec<u32> = g.host_tor.clone();
+    tors.sort_unstable();
+    tors.dedup();
+    let mut stack = Vec::new();
+    let mut seen = vec![false; g.nodes.len()];
+    for &a in &tors {
+        for &b in &tors {
+            if a == b {
+                continue;
+            }
+            let ti = routes.tor_index[b as usize];
+            seen.iter_mut().for_each(|x| *x = false);
+            stack.clear();
+            stack.push(a);
+            while let Some(at) = stack.pop() {
+                if at == b || std::mem::replace(&mut seen[at as usize], true) {
+                    continue;
+                }
+                let next = routes.group(at, ti);
+                if next.len() >= 2 {
+                    return true;
+                }
+                stack.extend(next.iter().map(|&l| g.links[l as usize].to));
+            }
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +146,44 @@ mod tests {
             }
             // Under one leaf there is one path.
             assert_eq!(discover(&g, &routes, &salts, 0, 1, 64).links.len(), 1);
+            // All of them within the discovery budget's first quarter.
+            let first = discover(&g, &routes, &salts, a, b, DISCOVERY_PORTS / 4);
+            assert_eq!(first.links.len(), paths);
+        }
+    }
+
+    #[test]
+    fn multipath_needs_two_next_hops_somewhere() {
+        // (spines, links per pair, leaves): a single spine with one link per leaf pair leaves
+        // one path between any two hosts; a second spine or a second parallel link adds one.
+        for (spines, lpp, leaves, want) in [
+            (1, 1, 2, false),
+            (1, 1, 4, false),
+            (2, 1, 2, true),
+            (1, 2, 2, true),
+            (4, 1, 1, false), // one leaf: no host pair crosses the fabric
+        ] {
+            let cfg: TopologyConfig = serde_json::from_value(serde_json::json!({
+                "kind": "leaf-spine", "leaves": leaves, "spines": spines, "hosts_per_leaf": 2,
+                "host_rate": "10Gbps", "fabric_rate": "40Gbps", "links_per_pair": lpp
+            }))
+            .unwrap();
+            let g = cfg.build().unwrap();
+            let routes = Routes::compute(&g, &vec![true; g.links.len()]);
+            assert_eq!(any_multipath(&g, &routes), want, "{spines} {lpp} {leaves}");
+        }
+    }
+
+    #[test]
+    fn bottleneck_is_the_slowest_link() {
+        let rates = [10, 3, 40, 6];
+        let cases: [(&[u32], u64); 4] = [(&[0, 1, 2], 3), (&[2], 40), (&[0, 2, 3], 6), (&[], 0)];
+        for (links, want) in cases {
+            assert_eq!(
+                bottleneck_bps(links, |l| rates[l as usize]),
+                want,
+                "{links:?}"
+            );
         }
     }
 

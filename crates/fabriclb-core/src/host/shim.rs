@@ -4,54 +4,107 @@
 //! (`lb::Ecmp::outer`), so the outer source port a shim writes picks the path.
 //!
 //! The hooks, all optional but `on_send`:
-//! - `on_send`: every packet a host sends (data and ACKs), after its transport made it: choose
-//!   the outer source port (`pk.overlay.path`), write the shim's header fields
-//!   (`pk.overlay`), add the encapsulation's bytes to `pk.size` (they count on the wire);
-//! - `on_receive`: every packet arriving at a host, before its transport: read feedback and
+//! - `on_send`: every TCP packet a host sends (data and ACKs), after its transport made it:
+//!   choose the outer source port (`pk.overlay.path`), write the shim's header fields
+//!   (`pk.overlay`), add the encapsulation's bytes to `pk.size` (they count on the wire). The
+//!   view gives the fabric (for path discovery on a pair's first packet, and path capacities);
+//! - `on_receive`: every TCP packet arriving at a host, before its transport: read feedback and
 //!   per-path state; pass it up at once, or hold it (a reorder buffer) and pass it later;
 //! - `on_timer` / `next_timer`: a per-host timer (e.g. a reorder buffer's flush);
 //! - `on_timeout`: a connection's retransmission timeout fired (before its retransmission is
 //!   sent, so the shim may move it);
-//! - `on_routes`: routing reconverged: the paths to each destination may have changed
-//!   (`host::paths::discover` finds them again).
+//! - `on_routes`: routing reconverged, or a link's rate changed: the paths to each destination
+//!   may have changed (`host::paths::discover` finds them again).
+//!
+//! Packets of constant-rate (UDP-like) flows do not pass through the shim: the schemes this
+//! layer is for balance TCP (EMAN §III-A), and those flows are pinned to a path.
 //!
 //! With `switch.overlay = "always"` the leaves encapsulate host-encapsulated packets again
 //! (both headers on the wire); the leaf derives its outer header's source port from the inner
 //! headers, as VXLAN gateways do, so the fabric's choice still follows the host's outer port.
 
 use crate::net::packet::Packet;
+use crate::net::port::Port;
 use crate::net::routing::Routes;
 use crate::net::topology::Graph;
 use crate::units::Time;
 
-/// What a shim may read of the fabric when routes change (for path discovery).
+/// What a shim may read of the fabric (for path discovery and path capacities).
 pub struct ShimView<'a> {
     pub g: &'a Graph,
     pub routes: &'a Routes,
     /// Every switch's ECMP salt.
     pub salts: &'a [u64],
+    /// The ports, for the links' current rates (`g.links[l].rate_bps` is the nominal one).
+    pub ports: &'a [Port],
 }
 
 pub trait EdgeShim {
     /// A packet leaves host `pk.src`.
-    fn on_send(&mut self, now: Time, pk: &mut Packet);
+    fn on_send(&mut self, now: Time, pk: &mut Packet, v: &ShimView);
     /// A packet arrives at host `pk.dst`: push what goes up to the transport now.
     fn on_receive(&mut self, _now: Time, pk: Packet, deliver: &mut Vec<Packet>) {
         deliver.push(pk);
     }
     /// The shim's timer at `host` fired.
     fn on_timer(&mut self, _now: Time, _host: u32, _deliver: &mut Vec<Packet>) {}
-    /// When the shim next wants `on_timer` at `host` (`Time::MAX`: never).
+    /// When the shim next wants `on_timer` at `host` (`Time::MAX`: never). May be early: the
+    /// shim then finds nothing due and asks again.
     fn next_timer(&self, _host: u32) -> Time {
         Time::MAX
     }
     /// A connection's retransmission timer expired (`conn` is the connection index).
     fn on_timeout(&mut self, _now: Time, _conn: u32) {}
-    /// Routing reconverged.
+    /// Routing reconverged, or a link's rate changed.
     fn on_routes(&mut self, _v: &ShimView) {}
-    /// The shim's counters for the summary.
+    /// The shim's counters for the summary (`lb` in summary.json, beside the balancer's).
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+}
+
+/// A small fabric to give shims a view in unit tests.
+#[cfg(test)]
+pub(crate) struct TestFabric {
+    pub g: Graph,
+    pub routes: Routes,
+    pub salts: Vec<u64>,
+    pub ports: Vec<Port>,
+}
+
+#[cfg(test)]
+impl TestFabric {
+    /// Two leaves, two spines, two hosts per leaf, 10 Gbps everywhere.
+    pub fn new() -> TestFabric {
+        let cfg: crate::net::topology::TopologyConfig = serde_json::from_value(serde_json::json!({
+            "kind": "leaf-spine", "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+            "host_rate": "10Gbps", "fabric_rate": "10Gbps"
+        }))
+        .unwrap();
+        let g = cfg.build().unwrap();
+        let routes = Routes::compute(&g, &vec![true; g.links.len()]);
+        let salts = (0..g.nodes.len() as u32)
+            .map(|s| crate::lb::ecmp_salt(s, true))
+            .collect();
+        let ports = g
+            .links
+            .iter()
+            .map(|l| Port::new(l.rate_bps, 0, 1 << 20, 0))
+            .collect();
+        TestFabric {
+            g,
+            routes,
+            salts,
+            ports,
+        }
+    }
+    pub fn view(&self) -> ShimView<'_> {
+        ShimView {
+            g: &self.g,
+            routes: &self.routes,
+            salts: &self.salts,
+            ports: &self.ports,
+        }
     }
 }
 
@@ -71,7 +124,7 @@ mod tests {
     }
 
     impl EdgeShim for Pin {
-        fn on_send(&mut self, _now: Time, pk: &mut Packet) {
+        fn on_send(&mut self, _now: Time, pk: &mut Packet, _v: &ShimView) {
             pk.overlay.path = self.port;
             pk.size += 40;
             self.sent += 1;

@@ -19,6 +19,8 @@ mod spray;
 mod testutil;
 mod wcmp;
 
+pub use crate::host::bw_oracle::BwOracleConfig;
+pub use crate::host::eman::EmanConfig;
 pub use crate::host::flowbender::FlowBenderConfig;
 pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
@@ -110,6 +112,12 @@ crate::tagged_enum! {
         "wcmp" => Wcmp(WcmpConfig),
         /// MPTCP in the hosts (n subflows, LIA), ECMP in the fabric (CONGA §5's baseline).
         "mptcp" => Mptcp(MptcpConfig),
+        /// EMAN: per-packet weighted round robin at the hosts over each pair's paths, weighted by
+        /// available bandwidth measured by the receiver (on ECN and by probes); ECMP on the outer header.
+        "eman" => Eman(EmanConfig),
+        /// The bandwidth oracle ("Bw-based", EMAN §II-B): per packet, weighted round robin in
+        /// proportion to each path's current bottleneck capacity; ECMP on the outer header.
+        "bw-oracle" => BwOracle(BwOracleConfig),
         /// FlowBender: ECMP in the fabric; a sender whose ECN-marked fraction exceeds T for N RTTs rehashes its flow.
         "flowbender" => FlowBender(FlowBenderConfig),
     }
@@ -139,16 +147,31 @@ pub struct SchemeParts {
     pub mptcp: Option<crate::transport::mptcp::MptcpParams>,
 }
 
+impl SchemeParts {
+    /// An edge scheme: its shim in the hosts, ECMP on the outer header in the fabric.
+    fn edge(ctx: &BuildCtx, shim: Box<dyn crate::host::shim::EdgeShim>) -> SchemeParts {
+        SchemeParts {
+            lb: Box::new(Ecmp::outer(ctx)),
+            shim: Some(shim),
+            mptcp: None,
+        }
+    }
+}
+
 impl SchemeConfig {
     pub fn validate(&self, path: &str) -> Result<(), Error> {
         match self {
-            SchemeConfig::Ecmp(_) | SchemeConfig::Spray(_) | SchemeConfig::Wcmp(_) => Ok(()),
+            SchemeConfig::Ecmp(_)
+            | SchemeConfig::Spray(_)
+            | SchemeConfig::Wcmp(_)
+            | SchemeConfig::BwOracle(_) => Ok(()),
             SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
                 c.validate(path)
             }
             SchemeConfig::LetFlow(c) => c.validate(path),
             SchemeConfig::Drill(c) => c.validate(path),
             SchemeConfig::Mptcp(c) => c.validate(path),
+            SchemeConfig::Eman(c) => c.validate(path),
             SchemeConfig::FlowBender(c) => c.validate(path),
         }
     }
@@ -171,6 +194,8 @@ impl SchemeConfig {
                     mptcp: Some(c.params(ctx.rcv_window_bytes)),
                 }
             }
+            SchemeConfig::Eman(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
+            SchemeConfig::BwOracle(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
             SchemeConfig::FlowBender(c) => {
                 return SchemeParts {
                     lb: Box::new(EcmpConfig {}.build(ctx)),
@@ -183,6 +208,13 @@ impl SchemeConfig {
             lb,
             shim: None,
             mptcp: None,
+        }
+    }
+    /// Bytes an edge scheme's hosts add to every packet they tunnel (0 for the others).
+    pub fn host_encap_bytes(&self) -> u32 {
+        match self {
+            SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => crate::host::tunnel::ENCAP_BYTES,
+            _ => 0,
         }
     }
     /// The scheme's name as written in scenarios.
@@ -201,6 +233,8 @@ impl SchemeConfig {
             | SchemeConfig::Wcmp(_)
             | SchemeConfig::Mptcp(_)
             | SchemeConfig::FlowBender(_) => 0,
+            // Per communicating host pair, made on its first packet: bounded by the flows.
+            SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => 0,
             SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
                 leaves * c.flowlet_table_size as u128 + leaves * leaves * uplinks.max(1)
             }

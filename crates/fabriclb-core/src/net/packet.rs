@@ -61,8 +61,10 @@ pub struct Overlay {
     pub src_tor: u16,
     /// Path label chosen at the source (edge schemes: overlay source port; Expeditus: path).
     pub path: u16,
-    /// Edge-scheme feedback fields (e.g. EMAN FB_Path_ID / FB_Path_RRate).
-    pub aux: [u32; 2],
+    /// Edge-scheme header fields (EMAN's 12-byte header: sequence number and probe id,
+    /// FB_Path_RRate, FB_Path_ID and FB_Probe_ID). Three words fit in the padding of the first
+    /// cache line: the packet stays 128 bytes and its hot fields keep their offsets.
+    pub aux: [u32; 3],
     pub aux_flags: u8,
 }
 

@@ -84,12 +84,19 @@ fn zero_dur() -> Duration {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
-    /// Per-port drop-tail limit (dedicated buffer), in full-size packets ("100pkt") or bytes.
+    /// Per-port drop-tail limit (dedicated buffer), in full-size packets ("100pkt"), bytes, or
+    /// bandwidth-delay products of each port ("3bdp", with `base_rtt`).
     #[serde(default = "default_buffer")]
     pub buffer: BufSize,
     /// ECN marking threshold K on the instantaneous queue (DCTCP style); "0pkt" disables marking.
     #[serde(default = "default_ecn")]
     pub ecn_threshold: BufSize,
+    /// The round trip a port's bandwidth-delay product is counted over: a size in "bdp" is that
+    /// many times the port's rate × `base_rtt` (the rate in force when the run starts, a
+    /// degradation from time 0 included; later rate changes do not resize the port). Required
+    /// when `buffer` or `ecn_threshold` is given in bdp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_rtt: Option<Duration>,
     /// Optional shared buffer: when set, all ports of a switch draw from this pool with the
     /// dynamic threshold of Choudhury and Hahne: a port may queue up to `shared_alpha` times
     /// the free pool (and never more than `buffer`, if that is smaller).
@@ -110,6 +117,15 @@ pub struct SwitchConfig {
     /// the scheme, as in an overlay fabric (CONGA §2.5), so schemes compare at equal overhead.
     #[serde(default)]
     pub overlay: Overlay,
+}
+
+impl SwitchConfig {
+    /// A port's bandwidth-delay product in bytes at `rate_bps` (0 without `base_rtt`).
+    pub fn bdp_bytes(&self, rate_bps: u64) -> u64 {
+        self.base_rtt.map_or(0, |d| {
+            (rate_bps as u128 * d.0 as u128 / (8 * crate::units::PS_PER_S as u128)) as u64
+        })
+    }
 }
 
 /// When packets crossing the fabric are encapsulated (`switch.overlay`).
@@ -142,6 +158,7 @@ impl Default for SwitchConfig {
         SwitchConfig {
             buffer: default_buffer(),
             ecn_threshold: default_ecn(),
+            base_rtt: None,
             shared_buffer: None,
             shared_alpha: default_alpha(),
             dre_period: default_dre_period(),
@@ -238,6 +255,11 @@ pub struct MeasureConfig {
     /// Sampling interval of the flow traces.
     #[serde(default = "default_trace_interval")]
     pub trace_interval: Duration,
+    /// Also trace each traced flow's rate on every path it uses: one row per (sample, flow,
+    /// path) with `path` named by its switches ("L0>S0>L2") and `rate_gbps` the payload of the
+    /// flow's data arriving over that path (retransmissions included). TCP flows only.
+    #[serde(default)]
+    pub trace_paths: bool,
     /// Write a pcap packet trace of these links ("A->B") to `pcap_file`.
     #[serde(default)]
     pub pcap_links: Vec<String>,
@@ -262,6 +284,7 @@ impl Default for MeasureConfig {
             queue_ports: vec![],
             trace_flows: vec![],
             trace_interval: default_trace_interval(),
+            trace_paths: false,
             pcap_links: vec![],
             pcap_file: None,
             check_invariants: true,
@@ -408,6 +431,12 @@ impl Scenario {
         if self.measure.trace_interval.0 == 0 {
             return Err(Error::config("measure.trace_interval", "must be > 0"));
         }
+        if self.measure.trace_paths && self.measure.trace_flows.is_empty() {
+            return Err(Error::config(
+                "measure.trace_paths",
+                "is set but measure.trace_flows is empty, so nothing would be traced; name the flows (e.g. trace_flows = [0, 1])",
+            ));
+        }
         if !self.measure.pcap_links.is_empty() && self.measure.pcap_file.is_none() {
             return Err(Error::config(
                 "measure.pcap_file",
@@ -457,28 +486,70 @@ impl Scenario {
         )?;
         let failure_links = self.failure_links(&g)?;
         self.transport.validate("transport")?;
+        let sw = &self.switch;
+        if sw.base_rtt.is_some_and(|d| d.0 == 0) {
+            return Err(Error::config(
+                "switch.base_rtt",
+                "must be > 0 (e.g. \"160us\")",
+            ));
+        }
+        for (field, size) in [
+            ("switch.buffer", sw.buffer),
+            ("switch.ecn_threshold", sw.ecn_threshold),
+        ] {
+            if size.is_bdp() && sw.base_rtt.is_none() {
+                return Err(Error::config(
+                    field,
+                    format!("{size} needs switch.base_rtt, the round trip a port's bandwidth-delay product is counted over (e.g. base_rtt = \"160us\")"),
+                ));
+            }
+        }
+        if let Some(b) = sw.shared_buffer.filter(|b| b.is_bdp()) {
+            return Err(Error::config(
+                "switch.shared_buffer",
+                format!("{b}: a shared pool has no rate of its own; give it in bytes or pkt"),
+            ));
+        }
         // A port drops a packet that does not fit whole, so a buffer must hold the largest
         // frame a switch forwards: a full-size segment with the overlay header.
         let frame = frame_bytes(self.transport.params().mss) as u64;
-        let largest = frame + OVERLAY_HDR as u64;
+        let largest = frame + OVERLAY_HDR as u64 + self.scheme.host_encap_bytes() as u64;
+        let switch_rates: Vec<u64> = self
+            .start_rates(&g, &failure_links)
+            .into_iter()
+            .enumerate()
+            .filter(|&(l, _)| !g.is_host(g.links[l].from))
+            .map(|(_, r)| r)
+            .collect();
+        let slowest = switch_rates.iter().copied().min().unwrap_or(0);
+        let fastest = switch_rates.iter().copied().max().unwrap_or(0);
         for (field, size) in [
-            ("switch.buffer", Some(self.switch.buffer)),
-            ("switch.shared_buffer", self.switch.shared_buffer),
+            ("switch.buffer", Some(sw.buffer)),
+            ("switch.shared_buffer", sw.shared_buffer),
         ] {
-            if let Some(b) = size.filter(|b| b.bytes(frame) < largest) {
+            if let Some(b) = size.filter(|b| b.bytes(frame, sw.bdp_bytes(slowest)) < largest) {
                 return Err(Error::config(
                     field,
                     format!(
-                        "{b} cannot hold one full-size packet: every packet would be dropped; \
+                        "{b} cannot hold one full-size packet{}: every packet would be dropped; \
                          allowed: at least {largest} B (a {frame}-byte frame at MTU {} plus the \
-                         {OVERLAY_HDR}-byte overlay), or 2pkt",
-                        self.transport.mtu
+                         {OVERLAY_HDR}-byte overlay{}), or 2pkt",
+                        if b.is_bdp() {
+                            format!(" at the slowest switch port ({})", Rate(slowest))
+                        } else {
+                            String::new()
+                        },
+                        self.transport.mtu,
+                        match self.scheme.host_encap_bytes() {
+                            0 => String::new(),
+                            e => format!(" and the scheme's {e}-byte tunnel"),
+                        }
                     ),
                 ));
             }
         }
         let mut bins = 0u128;
-        let cap = self.switch.buffer.bytes(frame);
+        let cap = self.switch.buffer.bytes(frame, sw.bdp_bytes(fastest));
         for (i, q) in self.measure.queue_ports.iter().enumerate() {
             let ports = if q == "fabric" {
                 g.links.len() as u128 - 2 * g.n_hosts as u128
@@ -500,6 +571,12 @@ impl Scenario {
         }
         self.scheme.validate("scheme")?;
         if let SchemeConfig::Mptcp(m) = &self.scheme {
+            if let Some(i) = self.workload.iter().position(|w| w.has_stop()) {
+                return Err(Error::config(
+                    &format!("workload[{i}]"),
+                    "a stop time is not supported with the mptcp scheme (its flows end by size); remove `stop` or use a TCP scheme",
+                ));
+            }
             for (i, &w) in m.workloads.iter().flatten().enumerate() {
                 if w as usize >= self.workload.len() {
                     return Err(Error::config(
@@ -520,7 +597,12 @@ impl Scenario {
                     "is off, but scheme flowbender reacts to ECN-marked ACKs; allowed: transport.ecn = true (or cc = \"dctcp\")",
                 ));
             }
-            if self.switch.ecn_threshold.bytes(frame) == 0 {
+            if self
+                .switch
+                .ecn_threshold
+                .bytes(frame, sw.bdp_bytes(slowest))
+                == 0
+            {
                 return Err(Error::config(
                     "switch.ecn_threshold",
                     "is 0 (no marking), but scheme flowbender reacts to ECN marks; allowed: a threshold > 0 (e.g. \"65pkt\")",
@@ -788,6 +870,19 @@ impl Scenario {
             ));
         }
         Ok(())
+    }
+
+    /// Each directed link's rate when the run starts: its nominal rate, or the rate of a
+    /// degradation from time 0 (the last one given). `failure_links` as
+    /// [`Scenario::failure_links`] gives them.
+    pub fn start_rates(&self, g: &Graph, failure_links: &[Vec<u32>]) -> Vec<u64> {
+        let mut rates: Vec<u64> = g.links.iter().map(|l| l.rate_bps).collect();
+        for (f, links) in self.failures.iter().zip(failure_links) {
+            if let (FailureKind::Degrade, 0, Some(r)) = (&f.kind, f.at.0, f.rate) {
+                links.iter().for_each(|&l| rates[l as usize] = r.0);
+            }
+        }
+        rates
     }
 
     /// The directed links each `[[failures]]` entry acts on, in order, with `random:N` drawn

@@ -456,6 +456,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     tt.push("srtt_us", Column::F64(tr.srtt_us.clone()));
     tt.push("rate_gbps", Column::F64(tr.rate_gbps.clone()));
     tt.push("dctcp_alpha", Column::F64(tr.dctcp_alpha.clone()));
+    tt.push("path", Column::Str(tr.path.clone()));
 
     // Summary.
     let c = &sim.c;
@@ -527,6 +528,8 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "tcp": tcp,
         "connections": sim.hosts.conns.len(),
         "mptcp": sim.hosts.mptcp_counters(),
+        "cbr": sim.hosts.cbr_counters(),
+        "host_encap_bytes": sim.sc.scheme.host_encap_bytes(),
         "lb": sim.lb_counters(),
         "failure_links": sim.failure_links(),
         "warnings": sim.warnings,

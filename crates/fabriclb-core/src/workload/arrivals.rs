@@ -423,6 +423,8 @@ pub fn poisson_flows(
             app: None,
             workload: ctx.workload,
             group: 0,
+            stop_ps: super::NO_STOP,
+            cbr: None,
         });
     }
     Ok(())

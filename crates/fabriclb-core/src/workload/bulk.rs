@@ -33,6 +33,10 @@ pub struct BulkConfig {
     pub start: Duration,
     #[serde(default)]
     pub stagger: Duration,
+    /// When the applications stop writing (omit: never): each flow then carries what it had
+    /// written and ends when that arrives. Later than `start` + `stagger`.
+    #[serde(default)]
+    pub stop: Option<Duration>,
 }
 fn one() -> u32 {
     1
@@ -66,6 +70,15 @@ impl Pattern for BulkConfig {
                 ))
             }
             _ => {}
+        }
+        if let Some(stop) = self.stop.filter(|s| s.0 <= self.start.0 + self.stagger.0) {
+            return Err(Error::config(
+                &format!("{path}.stop"),
+                format!(
+                    "{stop} is not after the flows' starts ({} + stagger {}); allowed: later than start + stagger",
+                    self.start, self.stagger
+                ),
+            ));
         }
         if self.rate.map(|r| r.0 == 0).unwrap_or(false) {
             return Err(Error::config(
@@ -123,6 +136,8 @@ impl Pattern for BulkConfig {
                     }),
                     workload: ctx.workload,
                     group: 0,
+                    stop_ps: self.stop.map_or(super::NO_STOP, |d| d.0),
+                    cbr: None,
                 });
             }
         }

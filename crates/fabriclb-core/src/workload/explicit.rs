@@ -19,6 +19,10 @@ pub struct ExplicitFlow {
     pub size: Option<Bytes>,
     #[serde(default)]
     pub start: Duration,
+    /// When the application stops writing (omit: never): the flow then carries what it had
+    /// written (sent, or made by a rate-limited application) and ends when that arrives.
+    #[serde(default)]
+    pub stop: Option<Duration>,
     /// Application rate limit.
     #[serde(default)]
     pub rate: Option<Rate>,
@@ -44,6 +48,15 @@ impl Pattern for ExplicitConfig {
                 return Err(Error::config(
                     &format!("{path}.flows[{i}].size"),
                     "must be > 0",
+                ));
+            }
+            if let Some(stop) = f.stop.filter(|s| s.0 <= f.start.0) {
+                return Err(Error::config(
+                    &format!("{path}.flows[{i}].stop"),
+                    format!(
+                        "{stop} is not after the flow's start ({}); allowed: later than start",
+                        f.start
+                    ),
                 ));
             }
             if f.rate.map(|r| r.0 == 0).unwrap_or(false) {
@@ -86,6 +99,8 @@ impl Pattern for ExplicitConfig {
                     }),
                     workload: ctx.workload,
                     group: 0,
+                    stop_ps: f.stop.map_or(super::NO_STOP, |d| d.0),
+                    cbr: None,
                 });
             }
         }

@@ -179,6 +179,8 @@ impl Pattern for IncastConfig {
                     app: None,
                     workload: ctx.workload,
                     group: r as u32 + 1,
+                    stop_ps: super::NO_STOP,
+                    cbr: None,
                 });
             }
         }

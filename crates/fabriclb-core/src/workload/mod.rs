@@ -8,6 +8,7 @@
 
 pub mod arrivals;
 mod bulk;
+pub mod cbr;
 pub mod cdf;
 mod client_server;
 mod explicit;
@@ -18,6 +19,7 @@ mod poisson;
 
 pub use arrivals::{LoadBasis, SizeDist};
 pub use bulk::BulkConfig;
+pub use cbr::{CbrConfig, CbrFlow};
 pub use cdf::{Cdf, CdfOptions, CdfScale, CdfUnit, SizeLaw};
 pub use client_server::ClientServerConfig;
 pub use explicit::{ExplicitConfig, ExplicitFlow};
@@ -68,6 +70,24 @@ pub struct FlowSpec {
     pub workload: u16,
     /// Flows that belong together (an incast request), 0 = none.
     pub group: u32,
+    /// When the application stops writing (`NO_STOP`: never): what it wrote by then is the
+    /// flow's size (a long-lived flow with a stop time).
+    pub stop_ps: Time,
+    /// A constant-rate flow without congestion control (UDP-like) instead of a TCP flow.
+    pub cbr: Option<CbrSpec>,
+}
+
+/// `FlowSpec::stop_ps` of a flow without a stop time.
+pub const NO_STOP: Time = Time::MAX;
+
+/// A constant-rate (UDP-like) flow: full-size packets at `rate_bps` on the wire, from the
+/// flow's start to its stop, and the switches its path must cross (`u32::MAX`: none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CbrSpec {
+    pub rate_bps: u64,
+    pub via: [u32; cbr::MAX_VIA],
+    /// Its UDP source port, chosen when the simulation is built (to pin it to `via`).
+    pub sport: u16,
 }
 
 /// What a pattern may read.
@@ -114,6 +134,8 @@ crate::tagged_enum! {
         "incast" => Incast(IncastConfig),
         /// An explicit traffic matrix between leaves or hosts: Poisson flows at given rates.
         "matrix" => Matrix(MatrixConfig),
+        /// Constant-rate flows without congestion control (UDP-like), optionally pinned to a path.
+        "cbr" => Cbr(CbrConfig),
     }
 }
 
@@ -127,6 +149,7 @@ macro_rules! each {
             WorkloadConfig::Poisson($c) => $e,
             WorkloadConfig::Incast($c) => $e,
             WorkloadConfig::Matrix($c) => $e,
+            WorkloadConfig::Cbr($c) => $e,
         }
     };
 }
@@ -143,6 +166,14 @@ impl WorkloadConfig {
         out: &mut Vec<FlowSpec>,
     ) -> Result<(), Error> {
         each!(self, c => c.generate(path, ctx, rng, out))
+    }
+    /// Whether some flow of this workload has a stop time.
+    pub fn has_stop(&self) -> bool {
+        match self {
+            WorkloadConfig::Explicit(c) => c.flows.iter().any(|f| f.stop.is_some()),
+            WorkloadConfig::Bulk(c) => c.stop.is_some(),
+            _ => false,
+        }
     }
     /// Warnings when the entry offers more than the links it names can carry (a `capacity`
     /// above the topology's, matrix rates above the hosts' links): such a run never reaches a

@@ -75,6 +75,8 @@ impl Pattern for PermutationConfig {
                 app: None,
                 workload: ctx.workload,
                 group: 0,
+                stop_ps: super::NO_STOP,
+                cbr: None,
             });
         }
         Ok(())

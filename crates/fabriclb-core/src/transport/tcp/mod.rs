@@ -376,6 +376,25 @@ impl Conn {
         });
     }
 
+    /// The application stops writing at `now`: flow `flow` (the last message) ends with what
+    /// it has written, i.e. what was sent, or what a rate-limited application had made by
+    /// then. Returns the stream offset where it now ends.
+    pub fn stop_writing(&mut self, now: Time, flow: u32) -> u64 {
+        let written = match self.app_rate {
+            Some(_) => self.available(now).max(self.snd_max),
+            None => self.snd_max,
+        }
+        .min(self.app_end);
+        if let Some(m) = self.msgs.iter_mut().rev().find(|m| m.flow == flow) {
+            m.end = m.end.min(written);
+        }
+        self.app_end = written;
+        // All of it has arrived already: the receiver will not see its end go by.
+        let rcv = self.rcv_nxt;
+        self.msgs.retain(|m| m.flow != flow || m.end > rcv);
+        written
+    }
+
     /// Bytes the application has made available by `now`.
     #[inline]
     fn available(&self, now: Time) -> u64 {
