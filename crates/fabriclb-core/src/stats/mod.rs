@@ -540,9 +540,9 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
             let m = &sim.sc.measure;
             summary["flowlets"] = json!({
                 "links": m.flowlet_links,
-                "gaps_us": m.flowlet_gaps.iter().map(|d| d.0 as f64 * 1e-6).collect::<Vec<_>>(),
-                "from_ms": warm as f64 * 1e-9,
-                "to_ms": sim.sc.duration.0 as f64 * 1e-9,
+                "gaps_us": m.flowlet_gaps.iter().map(|d| d.0 as f64 / 1e6).collect::<Vec<_>>(),
+                "from_ms": warm as f64 / 1e9,
+                "to_ms": sim.sc.duration.0 as f64 / 1e9,
                 "packets": c.packets,
                 "payload_packets": c.payload_packets,
                 "payload_bytes": c.payload_bytes,
