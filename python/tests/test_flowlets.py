@@ -109,7 +109,7 @@ def reference(recs: List[Rec], gaps: List[int]) -> Tuple[pd.DataFrame, pd.DataFr
     grouped by flow, flowlets split at gaps of at least g, windows from the first record's to
     the last one's."""
     times = list(itertools.accumulate((t for t, _, _, _ in recs), max))
-    per_flow: Dict[bytes, List[int]] = defaultdict(list)
+    per_flow: Dict[bytes, List[Tuple[int, int]]] = defaultdict(list)
     active_flows: Dict[int, set] = defaultdict(set)
     active_fl: List[Dict[int, set]] = [defaultdict(set) for _ in gaps]
     for t, (_, _, buf, _) in zip(times, recs):

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import List, Sequence, Tuple
+from typing import List
 
 import numpy as np
 import pandas as pd
 
-from ...capture import bin_edges, bytes_median, concurrency_stats, gap_text, plot as flowlet_plot
+from ...capture import bytes_median, concurrency_stats, gap_text, plot as flowlet_plot
 from ..sweep import PointResult, PointSpec
 from .common import NOT_COMPARABLE, Claim, Ctx, Experiment, Reduction, grid_points, run_length, scheme_axis
 
