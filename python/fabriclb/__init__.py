@@ -53,6 +53,9 @@ __all__ = [
     "core_version",
     "sweep",
     "reproduce",
+    "flowlets",
+    "FlowletResult",
+    "CaptureError",
     "__version__",
 ]
 
@@ -71,4 +74,8 @@ def __getattr__(name: str) -> Any:
         from . import lab
 
         return getattr(lab, name)
+    if name in ("flowlets", "FlowletResult", "CaptureError"):
+        from . import capture
+
+        return getattr(capture, name)
     raise AttributeError(f"module 'fabriclb' has no attribute {name!r}")

@@ -24,7 +24,7 @@ def load_scenario(
 
 def run(scenario_json: str, progress: Optional[Callable[[float], object]] = None) -> Dict[str, Union[str, TableColumns]]:
     """Run a scenario given as JSON. Keys: "summary" and "scenario" (JSON strings), "flows",
-    "ports", "windows", "queues", "traces" (TableColumns). Releases the GIL; calls
+    "ports", "windows", "queues", "traces", "flowlet_sizes", "flowlet_concurrency" (TableColumns). Releases the GIL; calls
     ``progress(fraction)`` about every 100 ms of wall time."""
 
 def bench(name: str) -> str:

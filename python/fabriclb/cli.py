@@ -1,4 +1,4 @@
-"""The command line: ``fabriclb run | validate | bench | list``.
+"""The command line: ``fabriclb run | validate | bench | flowlets | list``.
 
 Every subcommand is registered in one place, :data:`COMMANDS`, with :func:`register`. More
 commands (the lab's ``reproduce`` and ``sweep``) plug in by registering from a module named in
@@ -334,6 +334,37 @@ def cmd_bench(args: argparse.Namespace) -> int:
             r["repeats"] = args.repeat
             r["ratios" if key == "ratio_to_probe" else "packet_hops_per_s_all"] = [x[key] for x in runs]
         print(json.dumps(r), flush=True)
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------- flowlets
+
+
+def _flowlets_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("capture", help="pcap or pcapng file (Ethernet, VLAN, IPv4/IPv6, TCP/UDP, VXLAN)")
+    p.add_argument("--gap", default="250ms,500us,100us", help="inactivity gaps, comma-separated (default: %(default)s)")
+    p.add_argument("--out", metavar="DIR", help="folder for flowlet_sizes.csv, flowlet_concurrency.csv, summary.json, plot.png")
+
+
+@register("flowlets", "flowlet sizes and concurrency of a packet capture (CONGA Fig. 5; docs/FLOWLETS.md)", _flowlets_args)
+def cmd_flowlets(args: argparse.Namespace) -> int:
+    from .capture import flowlets, gap_text
+
+    res = flowlets(args.capture, args.gap, out=args.out)
+    s = res.summary
+    print(printable(f"{s['capture']}: {s['records']} records, {s['packets']} TCP/UDP packets, "
+                    f"{s['payload_bytes']} payload bytes, {s['windows']} windows of 1 ms"))
+    if s["skipped"]:
+        print("skipped: " + ", ".join(printable(f"{k} {v}") for k, v in s["skipped"].items()))
+    fa = s["flows_active"]
+    print(f"active flows per 1 ms: median {_num(fa['median'], '{:g}')}, max {_num(fa['max'], '{:g}')}")
+    for g in s["gaps"]:
+        med = g["median_size_bytes"]
+        print(f"gap {gap_text(round(g['gap_us'] * 1000))}: {g['flowlets']} flowlets, half the bytes in flowlets of "
+              f"at least {med if med is not None else '-'} B; active per 1 ms: median "
+              f"{_num(g['active_median'], '{:g}')}, max {_num(g['active_max'], '{:g}')}")
+    if args.out:
+        print(f"results in {args.out}/: flowlet_sizes.csv, flowlet_concurrency.csv, summary.json, plot.png")
     return EXIT_OK
 
 

@@ -19,7 +19,7 @@ import pandas as pd
 __all__ = ["Result", "TABLES", "ALWAYS_WRITTEN", "RESULT_FILES", "check_out_dir", "write_csv", "write_json"]
 
 #: The record tables of a run, in the order they are written.
-TABLES: Tuple[str, ...] = ("flows", "ports", "windows", "queues", "traces")
+TABLES: Tuple[str, ...] = ("flows", "ports", "windows", "queues", "traces", "flowlet_sizes", "flowlet_concurrency")
 #: Tables written even when empty; the others only when they have rows.
 ALWAYS_WRITTEN: Tuple[str, ...] = ("flows", "ports", "windows")
 
@@ -97,6 +97,8 @@ class Result:
             ``measure.queue_ports`` (empty unless asked for).
         traces: cwnd / RTT / rate samples of the connections in ``measure.trace_flows``
             (empty unless asked for).
+        flowlet_sizes, flowlet_concurrency: the flowlets of the links in
+            ``measure.flowlet_links`` (empty unless asked for; docs/FLOWLETS.md).
     """
 
     summary: Dict[str, Any]
@@ -106,6 +108,8 @@ class Result:
     windows: pd.DataFrame
     queues: pd.DataFrame
     traces: pd.DataFrame
+    flowlet_sizes: pd.DataFrame
+    flowlet_concurrency: pd.DataFrame
 
     def __init__(
         self,
@@ -116,6 +120,8 @@ class Result:
         windows: pd.DataFrame,
         queues: pd.DataFrame,
         traces: pd.DataFrame,
+        flowlet_sizes: pd.DataFrame,
+        flowlet_concurrency: pd.DataFrame,
     ) -> None:
         self.summary = summary
         self.scenario = scenario
@@ -124,6 +130,8 @@ class Result:
         self.windows = windows
         self.queues = queues
         self.traces = traces
+        self.flowlet_sizes = flowlet_sizes
+        self.flowlet_concurrency = flowlet_concurrency
 
     @classmethod
     def _from_core(cls, raw: Dict[str, Any]) -> "Result":
@@ -139,7 +147,7 @@ class Result:
 
     def write(self, out_dir: Union[str, "os.PathLike[str]"]) -> Path:
         """Write ``summary.json``, ``scenario.json``, ``flows.csv``, ``ports.csv``,
-        ``windows.csv`` (and ``queues.csv`` / ``traces.csv`` when they have rows) into
+        ``windows.csv`` (and the other tables when they have rows) into
         ``out_dir``, creating it. Returns the folder.
 
         The files are written into a new folder beside ``out_dir`` that then takes its place,

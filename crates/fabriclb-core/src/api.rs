@@ -23,6 +23,10 @@ pub struct RunResult {
     pub queues: Table,
     /// Sampled cwnd / RTT / rate of the connections named in `measure.trace_flows`.
     pub traces: Table,
+    /// Flowlet sizes per gap and size bin, of the links named in `measure.flowlet_links`.
+    pub flowlet_sizes: Table,
+    /// Active flows and flowlets per 1 ms window, as a distribution, of the same links.
+    pub flowlet_concurrency: Table,
 }
 
 /// Hooks a caller may give a run.

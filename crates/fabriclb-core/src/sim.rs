@@ -267,11 +267,10 @@ pub struct Sim {
     end_time: Time,
     violation: Option<String>,
     check: bool,
-    /// Opened when the run starts (building, as `validate` does, writes nothing).
-    pcap: Option<crate::stats::pcap::PcapWriter>,
+    /// The pcap writer and the flowlet counter of the links the scenario names, if any.
+    pub(crate) tap: Option<Box<crate::stats::tap::Tap>>,
     /// Things the user should know about a scenario that runs (summary.json `warnings`).
     pub(crate) warnings: Vec<String>,
-    pcap_links: Vec<bool>,
     pub(crate) wall_s: f64,
     pub(crate) sim_end: Time,
     /// Every port's marks at the start and the end of the measurement interval (`warmup`,
@@ -347,12 +346,7 @@ impl Sim {
                 ports[l as usize].record_histogram(frame_mtu, bins);
             }
         }
-        let mut pcap_links = vec![false; g.links.len()];
-        for (i, spec) in sc.measure.pcap_links.iter().enumerate() {
-            for l in g.resolve_link(spec, &format!("measure.pcap_links[{i}]"))? {
-                pcap_links[l as usize] = true;
-            }
-        }
+        let tap = crate::stats::tap::Tap::build(sc, &g)?;
 
         // Failures: expand into a time-sorted list of link changes.
         let mut changes = vec![];
@@ -547,9 +541,8 @@ impl Sim {
             end_time: sc.duration.0 + sc.drain.0,
             violation: None,
             check,
-            pcap: None,
+            tap,
             warnings,
-            pcap_links,
             wall_s: 0.0,
             sim_end: 0,
             interval_marks: Default::default(),
@@ -662,8 +655,8 @@ impl Sim {
     /// Run to the end and produce the records.
     pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
         let t0 = std::time::Instant::now();
-        if let Some(path) = &self.sc.measure.pcap_file {
-            self.pcap = Some(crate::stats::pcap::PcapWriter::create(path)?);
+        if let (Some(path), Some(tap)) = (&self.sc.measure.pcap_file, self.tap.as_mut()) {
+            tap.pcap = Some(crate::stats::pcap::PcapWriter::create(path)?);
         }
         let horizon = self.end_time.max(1) as f64;
         let mut next_check = 0u64;
@@ -724,11 +717,12 @@ impl Sim {
         if let Some(p) = opts.progress.as_mut() {
             p(1.0);
         }
-        if let Some(w) = self.pcap.take() {
+        if let Some(w) = self.tap.as_mut().and_then(|t| t.pcap.take()) {
             w.finish()?;
         }
         self.wall_s = t0.elapsed().as_secs_f64();
-        Ok(crate::stats::collect(&self))
+        let flowlets = self.tap.as_mut().and_then(|t| t.flowlets.take());
+        Ok(crate::stats::collect(&self, flowlets))
     }
 
     /// Start loading the next event's packet and port while this event runs: at scale the
@@ -1182,11 +1176,8 @@ impl Sim {
             port.dre.add(now - port.delay_ps, wire, &self.dre);
         }
         self.windows.credit(li, now, wire);
-        if self.pcap.is_some() && self.pcap_links[li] {
-            let p = *self.arena.get(id);
-            if let Some(w) = self.pcap.as_mut() {
-                w.write(now - self.ports[li].delay_ps, &p);
-            }
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.packet(li, now - self.ports[li].delay_ps, self.arena.get(id));
         }
         if corrupt {
             self.ports[li].wire_losses += 1;

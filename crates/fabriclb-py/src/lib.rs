@@ -294,6 +294,11 @@ fn run(py: Python<'_>, scenario_json: &str, progress: Option<PyObject>) -> PyRes
     d.set_item("windows", table_to_py(py, &res.windows)?)?;
     d.set_item("queues", table_to_py(py, &res.queues)?)?;
     d.set_item("traces", table_to_py(py, &res.traces)?)?;
+    d.set_item("flowlet_sizes", table_to_py(py, &res.flowlet_sizes)?)?;
+    d.set_item(
+        "flowlet_concurrency",
+        table_to_py(py, &res.flowlet_concurrency)?,
+    )?;
     Ok(d.into())
 }
 

@@ -139,9 +139,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _fail(str(e))
         return 2
     keep = tuple(t.strip() for t in args.keep.split(",") if t.strip())
-    bad = [t for t in keep if t not in ("flows", "ports", "windows", "queues", "traces")]
+    from ..result import TABLES
+
+    bad = [t for t in keep if t not in TABLES]
     if bad:
-        _fail(f"--keep: unknown table(s) {', '.join(bad)}; tables: flows, ports, windows, queues, traces")
+        _fail(f"--keep: unknown table(s) {', '.join(bad)}; tables: {', '.join(TABLES)}")
         return 2
     import fabriclb
 

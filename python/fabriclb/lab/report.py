@@ -197,6 +197,8 @@ def rules_markdown(experiments: Sequence[Any]) -> str:
         if e.grid is not None:
             out += ["", "| mode | workload | grid | seeds | duration | warm-up | drain | points |", "|---|---|---|---|---|---|---|---|"]
             out += _protocol_rows(e)
+        if getattr(e, "fixed_status", None):
+            out += ["", f"Status fixed before any run: **{e.fixed_status}** (the numbers below are reported, not judged)."]
         out += ["", "| the paper states | tag | rule |", "|---|---|---|"]
         out += ["| " + " | ".join(_cell(x) for x in (c.paper, c.tag_text, c.rule)) + " |" for c in e.claims]
         out += [""]

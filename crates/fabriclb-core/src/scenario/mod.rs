@@ -266,6 +266,14 @@ pub struct MeasureConfig {
     /// Path of the pcap file (relative to the working directory).
     #[serde(default)]
     pub pcap_file: Option<String>,
+    /// Count the flowlets of the packets that cross these links ("A->B", "A->B#*") and leave
+    /// their port between `warmup` and `duration`: flowlet_sizes.csv and
+    /// flowlet_concurrency.csv, as `fabriclb flowlets` counts a capture (docs/FLOWLETS.md).
+    #[serde(default)]
+    pub flowlet_links: Vec<String>,
+    /// The flowlet inactivity gaps of that count: 1 to 8 distinct whole nanoseconds.
+    #[serde(default = "default_flowlet_gaps")]
+    pub flowlet_gaps: Vec<Duration>,
     /// Check invariants (packet conservation, queue <= capacity, no event in the past) as
     /// the run goes, failing the run on a violation. Cheap; on by default.
     #[serde(default = "yes")]
@@ -277,6 +285,15 @@ fn default_window() -> Duration {
 fn default_trace_interval() -> Duration {
     Duration(100 * crate::units::PS_PER_US)
 }
+/// CONGA Fig. 5's gaps.
+fn default_flowlet_gaps() -> Vec<Duration> {
+    use crate::units::{PS_PER_MS, PS_PER_US};
+    vec![
+        Duration(250 * PS_PER_MS),
+        Duration(500 * PS_PER_US),
+        Duration(100 * PS_PER_US),
+    ]
+}
 impl Default for MeasureConfig {
     fn default() -> Self {
         MeasureConfig {
@@ -287,6 +304,8 @@ impl Default for MeasureConfig {
             trace_paths: false,
             pcap_links: vec![],
             pcap_file: None,
+            flowlet_links: vec![],
+            flowlet_gaps: default_flowlet_gaps(),
             check_invariants: true,
         }
     }
@@ -460,6 +479,27 @@ impl Scenario {
                 "is empty; give a file path",
             ));
         }
+        let gaps = &self.measure.flowlet_gaps;
+        if gaps.is_empty() || gaps.len() > crate::stats::flowlets::MAX_GAPS {
+            return Err(Error::config(
+                "measure.flowlet_gaps",
+                format!("has {} gaps; give 1 to 8", gaps.len()),
+            ));
+        }
+        for (i, g) in gaps.iter().enumerate() {
+            if g.0 == 0 || g.0 % crate::units::PS_PER_NS != 0 {
+                return Err(Error::config(
+                    &format!("measure.flowlet_gaps[{i}]"),
+                    format!("is {g}; a gap is a whole number of nanoseconds above 0 (a capture's resolution), e.g. \"500us\""),
+                ));
+            }
+            if gaps[..i].contains(g) {
+                return Err(Error::config(
+                    &format!("measure.flowlet_gaps[{i}]"),
+                    format!("{g} is given twice"),
+                ));
+            }
+        }
         self.topology.validate("topology")?;
         // Build the fabric once so that a disconnected topology or a link name that does not
         // exist is reported by validation, not only by a run (linear in the links).
@@ -568,6 +608,9 @@ impl Scenario {
         )?;
         for (i, q) in self.measure.pcap_links.iter().enumerate() {
             g.resolve_link(q, &format!("measure.pcap_links[{i}]"))?;
+        }
+        for (i, q) in self.measure.flowlet_links.iter().enumerate() {
+            g.resolve_link(q, &format!("measure.flowlet_links[{i}]"))?;
         }
         self.scheme.validate("scheme")?;
         if let SchemeConfig::Mptcp(m) = &self.scheme {

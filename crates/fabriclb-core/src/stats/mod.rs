@@ -1,8 +1,10 @@
 //! Turns a finished simulation's counters into the result tables and the summary.
 //! Reads the `Sim`; changes nothing. Column meanings are documented in docs/OUTPUTS.md.
 
+pub mod flowlets;
 pub mod ideal;
 pub mod pcap;
+pub mod tap;
 pub(crate) mod windows;
 
 use crate::api::RunResult;
@@ -187,7 +189,7 @@ fn num(x: f64) -> serde_json::Value {
     }
 }
 
-pub(crate) fn collect(sim: &Sim) -> RunResult {
+pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> RunResult {
     let g = &sim.g;
     let warm = sim.sc.warmup.0;
     let p = IdealParams {
@@ -499,7 +501,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         .iter()
         .filter(|f| f.spec.start_ps >= warm && f.spec.size_bytes < UNBOUNDED)
         .count();
-    let summary = json!({
+    let mut summary = json!({
         "name": sim.sc.name,
         "scheme": sim.sc.scheme.name(),
         "seed": sim.sc.seed,
@@ -535,6 +537,25 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "warnings": sim.warnings,
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
     });
+    let (flowlet_sizes, flowlet_concurrency) = match flowlets {
+        Some(mut c) => {
+            let tables = c.finish();
+            let m = &sim.sc.measure;
+            summary["flowlets"] = json!({
+                "links": m.flowlet_links,
+                "gaps_us": m.flowlet_gaps.iter().map(|d| d.0 as f64 / 1e6).collect::<Vec<_>>(),
+                "from_ms": warm as f64 / 1e9,
+                "to_ms": sim.sc.duration.0 as f64 / 1e9,
+                "packets": c.packets,
+                "payload_packets": c.payload_packets,
+                "payload_bytes": c.payload_bytes,
+                "windows": c.windows,
+                "late_timestamps": c.late,
+            });
+            tables
+        }
+        None => Default::default(),
+    };
     RunResult {
         summary,
         flows,
@@ -542,5 +563,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         windows: wt,
         queues: qt,
         traces: tt,
+        flowlet_sizes,
+        flowlet_concurrency,
     }
 }

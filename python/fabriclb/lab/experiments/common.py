@@ -124,6 +124,9 @@ class Experiment:
     delegate: Optional[str] = None
     #: Seeds per point of the full grid (the papers: 5 runs per point).
     full_seeds: int = 5
+    #: A status fixed before any run, whatever the claims (e.g. "n/a: different traffic" when
+    #: the paper measured other traffic than any run can make); the claims are then reported only.
+    fixed_status: Optional[str] = None
 
 
 # ----------------------------------------------------------------------------- judging
