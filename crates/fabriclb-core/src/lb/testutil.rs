@@ -45,6 +45,7 @@ impl Fx {
         let g = TopologyConfig::FatTree(FatTreeConfig {
             k: 4,
             oversubscription: 1,
+            agg_oversubscription: 1,
             host_rate: Rate(10_000_000_000),
             fabric_rate: Rate(10_000_000_000),
             delay: Duration(PS_PER_US),
