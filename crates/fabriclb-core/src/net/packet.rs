@@ -61,9 +61,13 @@ pub struct Overlay {
     pub src_tor: u16,
     /// Path label chosen at the source (edge schemes: overlay source port; Expeditus: path).
     pub path: u16,
-    /// Edge-scheme feedback fields (e.g. EMAN FB_Path_ID / FB_Path_RRate).
+    /// Edge-scheme feedback fields (e.g. EMAN FB_Path_ID / FB_Path_RRate); Expeditus: the
+    /// stamping switch and a handshake header's slot (`lb::clos`).
     pub aux: [u32; 2],
     pub aux_flags: u8,
+    /// Expeditus: the stamped egress-queue occupancy (fits the record's padding: the overlay
+    /// and the packet keep their sizes).
+    pub stamp: u16,
 }
 
 /// A packet. `repr(C, align(64))` with the fields every switch hop reads or writes in the
@@ -183,6 +187,7 @@ mod tests {
         let base = &p as *const Packet as usize;
         let end_of_overlay = &p.overlay as *const Overlay as usize + std::mem::size_of::<Overlay>();
         assert!(end_of_overlay - base <= 64);
+        assert_eq!(std::mem::size_of::<Overlay>(), 20);
     }
 
     #[test]
