@@ -41,3 +41,5 @@ def json_schema() -> str:
     """The JSON Schema (draft 7) of scenario files."""
 
 def version() -> str: ...
+def code_hash() -> str:
+    """A digest of the core's sources and embedded data (changes with any change of either)."""

@@ -33,6 +33,7 @@ __all__ = [
     "scenarios_dir",
     "repo_root",
     "core_version",
+    "code_hash",
 ]
 
 #: A scenario: a path to a ``.toml`` / ``.json`` file, a dict, or TOML / JSON text.
@@ -296,3 +297,9 @@ def workloads() -> List[str]:
 def core_version() -> str:
     """Version of the compiled simulator core."""
     return str(_core().version())
+
+
+def code_hash() -> str:
+    """A digest of the compiled core's sources and embedded data (built-in CDFs): it changes
+    with any change of either, committed or not. The lab's result cache keys on it."""
+    return str(_core().code_hash())

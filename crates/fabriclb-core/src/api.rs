@@ -85,3 +85,9 @@ pub fn json_schema() -> String {
 pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
+
+/// A digest of the core's sources and embedded data (`code_hash.rs`): it changes with any
+/// change that can change a result, so result caches key on it rather than on the version.
+pub fn code_hash() -> &'static str {
+    env!("FABRICLB_CODE_HASH")
+}

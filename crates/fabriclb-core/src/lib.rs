@@ -16,6 +16,8 @@
 
 pub mod api;
 pub mod bench;
+#[cfg(test)]
+mod code_hash;
 pub mod engine;
 pub mod error;
 pub mod host;

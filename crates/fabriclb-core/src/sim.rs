@@ -41,6 +41,19 @@ use crate::workload::{FlowSpec, GenCtx};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
+/// What the host layer may read of the fabric, borrowing only those fields of the `Sim` (so
+/// that the host layer itself can be borrowed mutably beside it).
+macro_rules! net_ref {
+    ($s:ident) => {
+        NetRef {
+            g: &$s.g,
+            routes: &$s.routes,
+            ports: &$s.ports,
+            overlay: $s.overlay,
+        }
+    };
+}
+
 /// A cache prefetch hint (no effect on results; a no-op off x86-64).
 #[inline(always)]
 fn prefetch(p: *const u8) {
@@ -847,12 +860,7 @@ impl Sim {
             Ev::AppWake { conn } => self.host_timer(now, TimerKind::AppWake, conn),
             Ev::Shim { host } => {
                 self.shim_timers[host as usize] = NEVER;
-                let net = NetRef {
-                    g: &self.g,
-                    routes: &self.routes,
-                    ports: &self.ports,
-                    overlay: self.overlay,
-                };
+                let net = net_ref!(self);
                 self.hosts.on_shim_timer(&net, now, host);
                 self.flush_hosts(now);
             }
@@ -946,12 +954,7 @@ impl Sim {
 
     /// What the host layer and the result tables may read of the fabric.
     pub(crate) fn net(&self) -> NetRef<'_> {
-        NetRef {
-            g: &self.g,
-            routes: &self.routes,
-            ports: &self.ports,
-            overlay: self.overlay,
-        }
+        net_ref!(self)
     }
 
     fn host_timer(&mut self, now: Time, kind: TimerKind, conn: u32) {
@@ -981,12 +984,7 @@ impl Sim {
         while self.next_spec < self.specs.len() && self.specs[self.next_spec].start_ps <= now {
             let spec = self.specs[self.next_spec];
             self.next_spec += 1;
-            let net = NetRef {
-                g: &self.g,
-                routes: &self.routes,
-                ports: &self.ports,
-                overlay: self.overlay,
-            };
+            let net = net_ref!(self);
             self.hosts.start_flow(&net, now, spec);
             self.flush_hosts(now);
         }
@@ -1253,12 +1251,7 @@ impl Sim {
         let pk = *self.arena.get(id);
         self.arena.free(id);
         self.c.delivered += 1;
-        let net = NetRef {
-            g: &self.g,
-            routes: &self.routes,
-            ports: &self.ports,
-            overlay: self.overlay,
-        };
+        let net = net_ref!(self);
         if self.hosts.shim.is_some() {
             let host = pk.dst;
             self.hosts.deliver_through_shim(&net, now, pk);

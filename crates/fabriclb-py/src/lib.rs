@@ -339,6 +339,12 @@ fn version() -> &'static str {
     api::version()
 }
 
+/// A digest of the core's sources and embedded data: the result cache's key.
+#[pyfunction]
+fn code_hash() -> &'static str {
+    api::code_hash()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
@@ -351,5 +357,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_patterns, m)?)?;
     m.add_function(wrap_pyfunction!(json_schema, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(code_hash, m)?)?;
     Ok(())
 }

@@ -1,13 +1,15 @@
 """The result cache: one entry per simulated point, keyed by what determines its result.
 
-A point's key is the SHA-256 of (canonical scenario JSON, seed, package version): the
-canonical scenario is what :func:`fabriclb.load_scenario` returns after the grid's overrides
-are applied (every default filled in, units spelled one way), so two spellings of the same
-scenario share an entry, and a new version of the simulator never reuses an old result.
+A point's key is the SHA-256 of (canonical scenario JSON, seed, code hash): the canonical
+scenario is what :func:`fabriclb.load_scenario` returns after the grid's overrides are applied
+(every default filled in, units spelled one way), so two spellings of the same scenario share
+an entry; the code hash (:func:`fabriclb.code_hash`) is a build-time digest of the core's
+sources and embedded CDFs, so any change of code or built-in data, committed or not, misses
+the old entries instead of serving them.
 
 Layout of a cache folder (``<out>/.cache`` unless told otherwise)::
 
-    <key[:2]>/<key>.json               summary, scenario, seed, version, stored tables, timing
+    <key[:2]>/<key>.json               summary, scenario, seed, code hash, version, tables, timing
     <key[:2]>/<key>.<table>.csv.gz     each record table the caller asked to keep
     <key[:2]>/<key>.error.json         the last failure of the point (cleared on success)
 
@@ -44,11 +46,11 @@ def _canonical_text(scenario: Union[str, Mapping[str, Any]]) -> str:
     return json.dumps(scenario, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def point_key(scenario: Union[str, Mapping[str, Any]], seed: int, version: str) -> str:
+def point_key(scenario: Union[str, Mapping[str, Any]], seed: int, code: str) -> str:
     """The cache key of a point: hex SHA-256 of the canonical scenario JSON (keys sorted,
-    no whitespace), the seed and the package version."""
+    no whitespace), the seed and the core's code hash."""
     blob = json.dumps(
-        {"scenario": json.loads(_canonical_text(scenario)), "seed": int(seed), "version": str(version)},
+        {"scenario": json.loads(_canonical_text(scenario)), "seed": int(seed), "code": str(code)},
         sort_keys=True,
         separators=(",", ":"),
     )
@@ -179,6 +181,7 @@ class Cache:
         *,
         scenario: Mapping[str, Any],
         seed: int,
+        code: str,
         version: str,
         summary: Mapping[str, Any],
         tables: Mapping[str, bytes],
@@ -191,6 +194,7 @@ class Cache:
         meta = {
             "key": key,
             "seed": int(seed),
+            "code": code,
             "version": version,
             "scenario": scenario,
             "summary": summary,

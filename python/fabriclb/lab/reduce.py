@@ -97,7 +97,8 @@ def fct_vs_load(records: Iterable[Any], *, facets: Sequence[str] = (), baseline:
     """The table of CONGA Figs. 9-11 / 15: per (facets..., scheme, load) over seeds -
     overall mean FCT normalised to the ideal (idle-fabric) FCT, small- and large-flow mean
     FCT and overall FCT normalised to ``baseline``'s at the same facets, load and seed (overall
-    also with unfinished flows at their lower bound: ``fct_lb_norm_<baseline>``), and the raw
+    also with unfinished flows at their lower bound: ``fct_lb_norm_<baseline>``; and the small
+    flows' 99th percentile: ``small_p99_norm_<baseline>``), and the raw
     means, flow counts and unfinished flows.
 
     Records carry labels ``scheme`` and ``load`` (and the ``facets``)."""
@@ -114,15 +115,15 @@ def fct_vs_load(records: Iterable[Any], *, facets: Sequence[str] = (), baseline:
     key = [*facets, "load", "seed"]
     base = df[df["scheme"] == baseline].set_index(key)
     pairs = (("fct_ms", "fct_norm_base"), ("fct_lb_ms", "fct_lb_norm_base"), ("small_fct_ms", "small_norm_base"),
-             ("large_fct_ms", "large_norm_base"))
+             ("large_fct_ms", "large_norm_base"), ("small_p99_fct_ms", "small_p99_norm_base"))
     for col, out in pairs:
         if base.empty:
             df[out] = math.nan
             continue
         ref = df.set_index(key).index.map(lambda k: base[col].get(k, math.nan) if k in base.index else math.nan)
         df[out] = df[col].to_numpy(dtype=float) / np.asarray(ref, dtype=float)
-    cols = ["fct_norm_ideal", "fct_norm_base", "fct_lb_norm_base", "small_norm_base", "large_norm_base", "fct_ms", "fct_lb_ms", "small_fct_ms",
-            "large_fct_ms", "flows", "unfinished"]
+    cols = ["fct_norm_ideal", "fct_norm_base", "fct_lb_norm_base", "small_norm_base", "large_norm_base", "small_p99_norm_base", "fct_ms",
+            "fct_lb_ms", "small_fct_ms", "large_fct_ms", "flows", "unfinished"]
     out = seed_range(df, [*facets, "scheme", "load"], cols)
     out = out.rename(columns={c: c.replace("_base", f"_{baseline}") for c in out.columns if "_base" in c})
     return out.sort_values([*facets, "scheme", "load"], kind="stable").reset_index(drop=True)

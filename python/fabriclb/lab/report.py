@@ -10,7 +10,17 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pandas as pd
 
-__all__ = ["markdown_table", "write_report", "write_result_json", "read_results", "reproduction_markdown"]
+__all__ = ["markdown_table", "claims_markdown", "write_report", "write_result_json", "read_results", "reproduction_markdown", "rules_markdown",
+           "STATUS_TEXT"]
+
+#: The status vocabulary, for reports and docs/REPRODUCTION.md (docs/LAB.md, "Statuses").
+STATUS_TEXT = (
+    "**match** (every comparable number of the paper within its tolerance), **partial** (some within, none outside, "
+    "others waiting for a scheme or not measured by this grid), **differs** (a comparable number outside its tolerance; "
+    "the experiment's report says how and why), **waiting: <scheme>** (no comparable number measured yet, some need a "
+    "scheme the simulator lacks), **n/a** (nothing comparable: every number is conceptual or not comparable), "
+    "**not run**. An experiment that cannot run at all shows what it needs (waiting: scheme X, scenario Y)."
+)
 
 
 def _cell(v: Any) -> str:
@@ -34,6 +44,13 @@ def markdown_table(df: pd.DataFrame, max_rows: int = 60) -> str:
     return "\n".join(lines)
 
 
+def claims_markdown(claims: Sequence[Mapping[str, str]]) -> str:
+    """The "paper's numbers" section of a report: one row per claim with our value and verdict."""
+    lines = ["## The paper's numbers", "", "| the paper states | tag | rule | ours | verdict |", "|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(_cell(c.get(k, "")) for k in ("paper", "tag", "rule", "ours", "verdict")) + " |" for c in claims]
+    return "\n".join(lines) + "\n"
+
+
 def write_report(
     out_dir: Path,
     *,
@@ -44,6 +61,7 @@ def write_report(
     claim: str,
     ours: str,
     status: str,
+    claims: Sequence[Mapping[str, str]] = (),
     table: pd.DataFrame,
     command: str,
     mode: str,
@@ -60,11 +78,10 @@ def write_report(
         f"- **Status:** {status}" + ("" if mode == "full" else f" ({mode} run: a reduced grid, not the paper's)"),
         f"- **Command:** `{command}`",
         "",
-        "## Table",
-        "",
-        markdown_table(table),
-        "",
     ]
+    if claims:
+        lines += [claims_markdown(claims)]
+    lines += ["## Table", "", markdown_table(table), ""]
     if failed:
         lines += ["## Failed points", ""] + [f"- {lab}: {err}" for lab, err in failed] + [""]
     if notes:
@@ -114,10 +131,7 @@ def reproduction_markdown(
         + "; do not edit by hand. Each experiment runs with `fabriclb reproduce NAME --out DIR`"
         " (add `--quick` for the reduced grid); how each is defined is in docs/LAB.md.",
         "",
-        "Status: **match** (our headline agrees with the paper's within the stated tolerance), "
-        "**differs** (it does not; the experiment's report says how and why), **n/a** (no single "
-        "number to compare), **not run**, or **waiting: ...** (a scheme, workload or scenario it "
-        "needs is not in the simulator yet).",
+        "Status: " + STATUS_TEXT + " The rules, per number, are in docs/LAB.md.",
         "",
         "| experiment | paper, figure | paper's claim | ours | status | run |",
         "|---|---|---|---|---|---|",
@@ -137,3 +151,53 @@ def reproduction_markdown(
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     lines.append("")
     return "\n".join(lines)
+
+
+def _protocol_rows(exp: Any) -> List[str]:
+    """The grid of each mode of ``exp``, read off its grid builder: axes and their values, seeds,
+    run length and number of points (one row per workload when it has several)."""
+    from .experiments.common import Ctx
+
+    known = {r.split(":", 1)[1] for r in exp.requires if r.startswith("scheme:")}
+    known |= {s for c in exp.claims for s in c.needs} | {"local", "conga-flow", "spray", "mptcp"}
+    rows = []
+    for mode in ("full", "quick", "smoke"):
+        seeds = exp.full_seeds if mode == "full" else 1
+        pts = exp.grid(Ctx(mode=mode, seeds=seeds, schemes=tuple(sorted(known)), scenarios=Path("scenarios")))
+        groups: Dict[Any, List[Any]] = {}
+        for p in pts:
+            groups.setdefault(dict(p.labels).get("workload", ""), []).append(p)
+        for wl, gp in groups.items():
+            axes: Dict[str, List[str]] = {}
+            for p in gp:
+                for k, v in p.labels:
+                    if k == "workload":
+                        continue
+                    text = f"{v:.0%}" if k == "load" else str(v)
+                    if text not in axes.setdefault(k, []):
+                        axes[k].append(text)
+            grid = "; ".join(f"{k}: " + (", ".join(v) if len(v) <= 9 else f"{len(v)} values") for k, v in axes.items())
+            ov = dict(gp[0].overrides)
+            run = [str(ov.get(k, "(scenario)")) for k in ("duration", "warmup", "drain")]
+            cells = [mode, str(wl) or "-", grid, f"1-{seeds}" if seeds > 1 else "1", *run, str(len(gp))]
+            rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return rows
+
+
+def rules_markdown(experiments: Sequence[Any]) -> str:
+    """The per-experiment rules of docs/LAB.md: for each experiment its grids (loads, schemes,
+    seeds, run length per mode) and every number its paper states with tag and rule. Generated
+    from the registry (``tools/gen_lab_rules.py``) so the document and the code cannot
+    disagree."""
+    out: List[str] = []
+    for e in experiments:
+        out += [f"### `{e.name}`: {e.title}", "", f"{e.paper}, {e.figure}. " + (
+            f"Base scenario: {', '.join(f'`{s}`' for s in e.scenarios)}." if e.scenarios else
+            f"Analytic: `fabriclb.analysis` experiment `{e.delegate}` (docs/ANALYSIS.md).")]
+        if e.grid is not None:
+            out += ["", "| mode | workload | grid | seeds | duration | warm-up | drain | points |", "|---|---|---|---|---|---|---|---|"]
+            out += _protocol_rows(e)
+        out += ["", "| the paper states | tag | rule |", "|---|---|---|"]
+        out += ["| " + " | ".join(_cell(x) for x in (c.paper, c.tag_text, c.rule)) + " |" for c in e.claims]
+        out += [""]
+    return "\n".join(out)

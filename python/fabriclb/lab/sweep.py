@@ -241,7 +241,7 @@ def _one_line(e: BaseException) -> str:
 
 def compute_point(payload: Dict[str, Any]) -> Dict[str, Any]:
     """Run one point (in a worker). ``payload``: key, scenario (canonical dict), seed, tables.
-    Returns ``{"ok": True, "summary", "tables": {name: csv.gz bytes}, "wall_time_s"}`` or
+    Returns ``{"ok": True, "summary", "tables": {name: csv.gz bytes}, "wall_time_s", "code"}`` or
     ``{"ok": False, "error": one line}``. Never raises for a simulation error."""
     key = payload["key"]
     log = os.environ.get("FABRICLB_LAB_COMPUTE_LOG")
@@ -259,7 +259,8 @@ def compute_point(payload: Dict[str, Any]) -> Dict[str, Any]:
         tables = {}
         for name in payload.get("tables", ()):
             tables[name] = frame_to_csv_gz(getattr(res, name))
-        out = {"ok": True, "summary": res.summary, "tables": tables, "wall_time_s": time.perf_counter() - t0}
+        out = {"ok": True, "summary": res.summary, "tables": tables, "wall_time_s": time.perf_counter() - t0,
+               "code": fabriclb.code_hash()}
     except KeyboardInterrupt:
         raise
     except BaseException as e:  # noqa: BLE001 - a point fails alone
@@ -411,10 +412,11 @@ def _run_ray(payloads: List[Tuple[int, Dict[str, Any]]], address: str, on_done: 
 # ----------------------------------------------------------------------------- driver
 
 
-def _version() -> str:
+def _code() -> str:
+    """The core's code hash: part of every cache key (the tests replace it)."""
     import fabriclb
 
-    return str(fabriclb.core_version())
+    return str(fabriclb.code_hash())
 
 
 def run_points(
@@ -435,7 +437,8 @@ def run_points(
 
     c = cache if isinstance(cache, Cache) else Cache(cache)
     tables = tuple(tables)
-    version = _version()
+    code = _code()
+    version = str(fabriclb.core_version())
     results: List[Optional[PointResult]] = [None] * len(points)
     todo: List[Tuple[int, Dict[str, Any]]] = []
     keys: List[Optional[str]] = [None] * len(points)
@@ -450,7 +453,7 @@ def run_points(
             results[i] = PointResult(pt, None, "failed", error=_one_line(e) if not hasattr(e, "message") else str(getattr(e, "message")))
             bar.update(failed=True)
             continue
-        key = point_key(sc, pt.seed, version)
+        key = point_key(sc, pt.seed, code)
         keys[i] = key
         canon[i] = sc
         entry = c.get(key, tables)
@@ -468,11 +471,16 @@ def run_points(
         pt = points[i]
         key = keys[i]
         assert key is not None
+        if out.get("ok") and out.get("code", code) != code:
+            # A Ray worker built from other sources: its result must not be stored under this key.
+            out = {"ok": False, "error": f"the worker runs another build of the core (code hash {out['code'][:12]}, "
+                                         f"this process {code[:12]}); install the same build on every node"}
         if out.get("ok"):
             entry = c.put(
                 key,
                 scenario=canon[i] or {},
                 seed=pt.seed,
+                code=code,
                 version=version,
                 summary=out["summary"],
                 tables=out["tables"],

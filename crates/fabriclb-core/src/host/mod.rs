@@ -79,8 +79,6 @@ pub(crate) struct Mptcp {
 pub(crate) struct Hosts {
     pub tcp: TcpParams,
     pub conns: Vec<Conn>,
-    /// Per connection: its MPTCP connection and subflow index (u32::MAX: plain TCP).
-    sub_of: Vec<(u32, u32)>,
     pub timers: Vec<Timers>,
     /// Persistent connections per (src, dst): TCP connections, and MPTCP connections.
     pools: HashMap<(u32, u32), Vec<u32>>,
@@ -99,7 +97,6 @@ pub(crate) struct Hosts {
     /// Connections whose timers may have moved, and whether their sender side ran (TSQ then
     /// re-arms its wakeup once the NIC has taken the packets).
     pub touched: Vec<(u32, bool)>,
-    scratch: Vec<Packet>,
     mp_out: Vec<(u32, Packet)>,
     ev: Events,
 }
@@ -118,7 +115,6 @@ impl Hosts {
         Hosts {
             tcp,
             conns: Vec::new(),
-            sub_of: Vec::new(),
             timers: Vec::new(),
             pools: HashMap::new(),
             mpools: HashMap::new(),
@@ -130,26 +126,17 @@ impl Hosts {
             up: Vec::new(),
             out: Vec::with_capacity(64),
             touched: Vec::with_capacity(8),
-            scratch: Vec::with_capacity(64),
             mp_out: Vec::new(),
             ev: Events::default(),
         }
     }
 
-    /// The TCP settings of connection `conn` (MPTCP subflows have their own MSS).
+    /// The packets connection `conn` produced into `out` from `start` on: stamp them with the
+    /// connection (and MPTCP's DSS option), and note that its timers may have moved.
     #[inline]
-    fn params_of(&self, conn: u32) -> &TcpParams {
-        match (&self.mptcp, self.sub_of[conn as usize].0) {
-            (Some(m), meta) if meta != u32::MAX => &m.sub_tcp,
-            _ => &self.tcp,
-        }
-    }
-
-    /// Move what connection `conn` produced into `out`.
-    #[inline]
-    fn emit(&mut self, conn: u32, sender: bool) {
-        let meta = self.sub_of[conn as usize].0;
-        for mut pk in self.scratch.drain(..) {
+    fn emit(&mut self, conn: u32, sender: bool, start: usize) {
+        let meta = self.conns[conn as usize].mp_meta;
+        for pk in &mut self.out[start..] {
             pk.conn = conn;
             if meta != u32::MAX {
                 // The DSS option: a mapping on data, a data ACK on every ACK.
@@ -162,7 +149,6 @@ impl Hosts {
                     }
                 }
             }
-            self.out.push(pk);
         }
         self.touched.push((conn, sender));
     }
@@ -210,8 +196,11 @@ impl Hosts {
                 Coupling::Uncoupled => {}
             }
         }
+        if let Some((m, i)) = meta {
+            c.mp_meta = m;
+            c.mp_sub = i;
+        }
         self.conns.push(c);
-        self.sub_of.push(meta.unwrap_or((u32::MAX, u32::MAX)));
         self.timers.push(Timers {
             rto: NEVER,
             delack: NEVER,
@@ -292,12 +281,13 @@ impl Hosts {
         });
         self.open_flows += 1;
         let c = &mut self.conns[conn as usize];
+        let start = self.out.len();
         if new_conn {
-            c.open(now, &self.tcp, &mut self.scratch);
+            c.open(now, &self.tcp, &mut self.out);
         } else {
-            c.try_send(now, &self.tcp, &mut self.scratch);
+            c.try_send(now, &self.tcp, &mut self.out);
         }
-        self.emit(conn, true);
+        self.emit(conn, true, start);
     }
 
     fn start_mptcp_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec, fid: u32) {
@@ -336,9 +326,10 @@ impl Hosts {
         });
         self.open_flows += 1;
         if new_conn {
-            let p = self.mptcp.as_ref().unwrap().sub_tcp.clone();
-            self.conns[first as usize].open(now, &p, &mut self.scratch);
-            self.emit(first, true);
+            let start = self.out.len();
+            let p = &self.mptcp.as_ref().unwrap().sub_tcp;
+            self.conns[first as usize].open(now, p, &mut self.out);
+            self.emit(first, true, start);
         } else {
             self.push_meta(now, meta);
         }
@@ -365,8 +356,9 @@ impl Hosts {
         let mut out = std::mem::take(&mut self.mp_out);
         m.metas[meta as usize].push(now, &mut self.conns, &m.sub_tcp, &m.params, &mut out);
         for (conn, pk) in out.drain(..) {
-            self.scratch.push(pk);
-            self.emit(conn, true);
+            let start = self.out.len();
+            self.out.push(pk);
+            self.emit(conn, true, start);
         }
         self.mp_out = out;
         // Subflows that were offered nothing still may have moved timers (none here), but the
@@ -405,22 +397,23 @@ impl Hosts {
     pub fn deliver(&mut self, net: &NetRef, now: Time, pk: &Packet) {
         let conn = pk.conn;
         let ci = conn as usize;
-        if self.sub_of[ci].0 != u32::MAX {
+        let c = &mut self.conns[ci];
+        if c.mp_meta != u32::MAX {
             return self.deliver_subflow(net, now, pk);
         }
-        let c = &mut self.conns[ci];
+        let start = self.out.len();
         if pk.is(flags::SYN) && !pk.is(flags::ACK) {
-            c.on_syn(now, pk, &mut self.scratch);
-            self.emit(conn, false);
+            c.on_syn(now, pk, &mut self.out);
+            self.emit(conn, false, start);
         } else if pk.is(flags::ACK) {
-            c.on_ack(now, pk, &self.tcp, &mut self.scratch);
-            self.emit(conn, true);
+            c.on_ack(now, pk, &self.tcp, &mut self.out);
+            self.emit(conn, true, start);
         } else {
             let before = c.rcv_nxt;
             self.ev.completed.clear();
-            c.on_data(now, pk, &self.tcp, &mut self.scratch, &mut self.ev);
+            c.on_data(now, pk, &self.tcp, &mut self.out, &mut self.ev);
             self.app_bytes += c.rcv_nxt - before;
-            self.emit(conn, false);
+            self.emit(conn, false, start);
             for i in 0..self.ev.completed.len() {
                 let f = self.ev.completed[i] as usize;
                 let st = &self.conns[ci].stats;
@@ -442,19 +435,20 @@ impl Hosts {
     fn deliver_subflow(&mut self, net: &NetRef, now: Time, pk: &Packet) {
         let conn = pk.conn;
         let ci = conn as usize;
-        let (meta, sub) = self.sub_of[ci];
-        let p = self.mptcp.as_ref().unwrap().sub_tcp.clone();
+        let (meta, sub) = (self.conns[ci].mp_meta, self.conns[ci].mp_sub);
         let to_receiver = pk.dst == self.conns[ci].dst;
+        let start = self.out.len();
         if to_receiver {
             let c = &mut self.conns[ci];
+            let p = &self.mptcp.as_ref().unwrap().sub_tcp;
             if pk.is(flags::SYN) {
-                c.on_syn(now, pk, &mut self.scratch);
+                c.on_syn(now, pk, &mut self.out);
             } else if pk.payload == 0 {
                 // An MP_JOIN's third ACK: the fourth packet answers it.
-                c.on_join_ack(now, pk, &mut self.scratch);
+                c.on_join_ack(now, pk, &mut self.out);
             } else {
                 let before = c.rcv_nxt;
-                c.on_data(now, pk, &p, &mut self.scratch, &mut self.ev);
+                c.on_data(now, pk, p, &mut self.out, &mut self.ev);
                 let after = c.rcv_nxt;
                 if after > before {
                     let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
@@ -470,17 +464,15 @@ impl Hosts {
                     self.ev.completed = done;
                 }
             }
-            self.emit(conn, false);
+            self.emit(conn, false, start);
             return;
         }
         // At the sender: the subflow's ACK, then the connection level.
         let was_up = self.conns[ci].is_established();
-        {
-            let m = &self.mptcp.as_ref().unwrap().metas[meta as usize];
-            m.couple(&mut self.conns, conn, &p);
-        }
-        self.conns[ci].on_ack(now, pk, &p, &mut self.scratch);
-        self.emit(conn, true);
+        let m = self.mptcp.as_ref().unwrap();
+        m.metas[meta as usize].couple(&mut self.conns, conn, &m.sub_tcp);
+        self.conns[ci].on_ack(now, pk, &m.sub_tcp, &mut self.out);
+        self.emit(conn, true, start);
         let una = self.conns[ci].snd_una;
         let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
         if !pk.is(flags::SYN) {
@@ -503,59 +495,61 @@ impl Hosts {
             let c = self.new_conn(net, now, src, dst, false, Some((meta, i)));
             let m = self.mptcp.as_mut().unwrap();
             m.metas[meta as usize].add_subflow(c, true);
-            self.conns[c as usize].open_join(now, &m.sub_tcp, &mut self.scratch);
-            self.emit(c, true);
+            let start = self.out.len();
+            self.conns[c as usize].open_join(now, &m.sub_tcp, &mut self.out);
+            self.emit(c, true, start);
         }
     }
 
     /// Timer `kind` of connection `conn` fired at `now` (its event was due).
     pub fn on_timer(&mut self, now: Time, kind: TimerKind, conn: u32) {
         let ci = conn as usize;
-        match kind {
+        let meta = self.conns[ci].mp_meta;
+        // The connection's TCP settings (an MPTCP subflow's have room for the DSS option).
+        let p = match (&self.mptcp, meta) {
+            (Some(m), x) if x != u32::MAX => &m.sub_tcp,
+            _ => &self.tcp,
+        };
+        let c = &mut self.conns[ci];
+        let start = self.out.len();
+        let (due, sender) = match kind {
             TimerKind::Rto => {
                 self.timers[ci].rto = NEVER;
-                let d = self.conns[ci].rto_deadline;
-                if d != NEVER && d <= now {
-                    self.conns[ci].rto_deadline = NEVER;
-                    let p = self.params_of(conn).clone();
-                    self.conns[ci].on_timer(now, &p, &mut self.scratch);
-                    self.emit(conn, true);
-                    let (meta, sub) = self.sub_of[ci];
-                    if meta != u32::MAX {
-                        let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
-                        if m.after_timer(sub as usize, &self.conns[ci]) {
-                            self.push_meta(now, meta);
-                        }
-                    }
-                } else {
-                    self.touched.push((conn, false));
+                let due = c.rto_deadline != NEVER && c.rto_deadline <= now;
+                if due {
+                    c.rto_deadline = NEVER;
+                    c.on_timer(now, p, &mut self.out);
                 }
+                (due, true)
             }
             TimerKind::DelAck => {
                 self.timers[ci].delack = NEVER;
-                let d = self.conns[ci].delack_deadline;
-                if d != NEVER && d <= now {
-                    let p = self.params_of(conn).clone();
-                    self.conns[ci].on_delack(&p, &mut self.scratch);
-                    self.emit(conn, false);
-                } else {
-                    self.touched.push((conn, false));
+                let due = c.delack_deadline != NEVER && c.delack_deadline <= now;
+                if due {
+                    c.on_delack(p, &mut self.out);
                 }
+                (due, false)
             }
             TimerKind::AppWake => {
                 self.timers[ci].app = NEVER;
-                let d = self.conns[ci].app_wake;
-                if d != NEVER && d <= now {
-                    let p = self.params_of(conn).clone();
-                    self.conns[ci].try_send(now, &p, &mut self.scratch);
-                    self.emit(conn, true);
-                    let meta = self.sub_of[ci].0;
-                    if meta != u32::MAX {
-                        self.push_meta(now, meta);
-                    }
-                } else {
-                    self.touched.push((conn, false));
+                let due = c.app_wake != NEVER && c.app_wake <= now;
+                if due {
+                    c.try_send(now, p, &mut self.out);
                 }
+                (due, true)
+            }
+        };
+        if !due {
+            self.touched.push((conn, false));
+            return;
+        }
+        self.emit(conn, sender, start);
+        if meta != u32::MAX {
+            let sub = self.conns[ci].mp_sub as usize;
+            let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
+            let rto = kind == TimerKind::Rto && m.after_timer(sub, &self.conns[ci]);
+            if rto || kind == TimerKind::AppWake {
+                self.push_meta(now, meta);
             }
         }
     }

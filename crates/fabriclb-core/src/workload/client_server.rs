@@ -38,8 +38,8 @@ pub struct ClientServerConfig {
     /// Which bytes `load` counts: "payload" (default) or "wire" (see workloads/README.md).
     #[serde(default)]
     pub load_bytes: LoadBytes,
-    /// Flow-size CDF: "web-search", "data-mining", "enterprise", "hadoop", or a file path
-    /// (relative to the current directory). Exactly one of `cdf` and `size`.
+    /// Flow-size CDF: "web-search", "data-mining", "data-mining-ns3", "enterprise", "hadoop",
+    /// or a file path (relative to the current directory). Exactly one of `cdf` and `size`.
     #[serde(default)]
     pub cdf: Option<String>,
     /// Fixed response size instead of a CDF (or the mean, with `size_dist = "exponential"`).

@@ -30,8 +30,8 @@ pub struct MatrixEntry {
 pub struct MatrixConfig {
     /// The matrix, one entry per (src, dst) with traffic.
     pub entries: Vec<MatrixEntry>,
-    /// Flow-size CDF: "web-search", "data-mining", "enterprise", "hadoop", or a file path
-    /// (relative to the current directory). Exactly one of `cdf` and `size`.
+    /// Flow-size CDF: "web-search", "data-mining", "data-mining-ns3", "enterprise", "hadoop",
+    /// or a file path (relative to the current directory). Exactly one of `cdf` and `size`.
     #[serde(default)]
     pub cdf: Option<String>,
     /// Fixed flow size instead of a CDF (or the mean, with `size_dist = "exponential"`).

@@ -30,8 +30,8 @@ pub struct PoissonConfig {
     /// Which bytes `load` counts: "payload" (default) or "wire" (see workloads/README.md).
     #[serde(default)]
     pub load_bytes: LoadBytes,
-    /// Flow-size CDF: "web-search", "data-mining", "enterprise", "hadoop", or a file path
-    /// (relative to the current directory). Exactly one of `cdf` and `size`.
+    /// Flow-size CDF: "web-search", "data-mining", "data-mining-ns3", "enterprise", "hadoop",
+    /// or a file path (relative to the current directory). Exactly one of `cdf` and `size`.
     #[serde(default)]
     pub cdf: Option<String>,
     /// Fixed flow size instead of a CDF (or the mean, with `size_dist = "exponential"`).

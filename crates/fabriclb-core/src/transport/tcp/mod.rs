@@ -101,6 +101,10 @@ pub struct Conn {
     pub dst: u32,
     pub sport: u16,
     pub dport: u16,
+    /// For an MPTCP subflow, its connection and subflow index (the host layer's; `u32::MAX`:
+    /// a plain TCP connection).
+    pub mp_meta: u32,
+    pub mp_sub: u32,
     pub state: State,
     // ---- sender ----
     pub snd_una: u64,
@@ -205,6 +209,8 @@ impl Conn {
             dst,
             sport,
             dport,
+            mp_meta: u32::MAX,
+            mp_sub: u32::MAX,
             state: if established {
                 State::Established
             } else {

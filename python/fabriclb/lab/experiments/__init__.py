@@ -1,0 +1,181 @@
+"""The registry of published experiments: each a base scenario, a grid, a reduction to the
+figure's table, a plot, and every number the paper states for the figure with the rule that
+judges it (docs/LAB.md). One module per paper: :mod:`.conga`, :mod:`.expeditus`, :mod:`.eman`;
+:mod:`.common` holds the types, the judging and the shared helpers.
+
+``fabriclb reproduce NAME --out DIR`` (or :func:`reproduce`) writes ``DIR/NAME/table.csv``,
+``plot.png``, ``report.md`` and ``result.json``. Three sizes of every grid:
+
+- ``full``: the paper's grid (loads, schemes, 5 seeds with the range as error bars);
+- ``quick`` (``--quick``): a reduced grid that runs in minutes on two cores;
+- ``smoke``: a tiny grid (seconds) that the test suite runs to exercise the whole pipeline.
+
+An experiment is ``ready`` when every scheme, workload pattern and scenario file it needs is
+present (asked of the compiled core, so readiness follows the code as schemes land), and
+``waiting: <what it needs>`` otherwise. A run's status (match, partial, differs,
+waiting: <scheme>, n/a) is decided by :func:`.common.judge` from the experiment's claims.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import pandas as pd
+
+from ..report import claims_markdown, write_report, write_result_json
+from ..sweep import run_points
+from . import conga, eman, expeditus
+from .common import (
+    COMPARABLE,
+    CONCEPTUAL,
+    MODES,
+    NOT_COMPARABLE,
+    Claim,
+    Ctx,
+    Experiment,
+    Reduction,
+    core_lists,
+    judge,
+    missing,
+    refresh,
+    scenarios_dir,
+)
+from .eman import max_flow_gbps
+
+__all__ = [
+    "Experiment",
+    "Claim",
+    "Ctx",
+    "Reduction",
+    "EXPERIMENTS",
+    "MODES",
+    "COMPARABLE",
+    "CONCEPTUAL",
+    "NOT_COMPARABLE",
+    "experiment_names",
+    "experiment_status",
+    "experiment_statuses",
+    "max_flow_gbps",
+    "reproduce",
+]
+
+PathLike = Union[str, Path]
+
+EXPERIMENTS: Dict[str, Experiment] = {e.name: e for e in (*conga.EXPERIMENTS, *expeditus.EXPERIMENTS, *eman.EXPERIMENTS)}
+
+
+def experiment_status(exp: Union[str, Experiment]) -> str:
+    """``ready``, or ``waiting: <what it needs>`` (schemes, workloads, scenario files)."""
+    e = EXPERIMENTS[exp] if isinstance(exp, str) else exp
+    m = missing(e)
+    return "ready" if not m else "waiting: " + ", ".join(m)
+
+
+def experiment_statuses() -> List[Tuple[str, str]]:
+    """(name, status) of every experiment, for ``fabriclb list``."""
+    return [(n, experiment_status(e)) for n, e in EXPERIMENTS.items()]
+
+
+def experiment_names() -> List[str]:
+    return list(EXPERIMENTS)
+
+
+def _command(name: str, mode: str, seeds: Optional[int], out: Path, ray: Optional[str]) -> str:
+    parts = ["fabriclb", "reproduce", name]
+    if mode == "quick":
+        parts.append("--quick")
+    elif mode == "smoke":
+        parts.append("--smoke")
+    if seeds:
+        parts += ["--seeds", str(seeds)]
+    if ray:
+        parts += ["--ray", ray]
+    parts += ["--out", str(out)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def reproduce(
+    name: str,
+    out: PathLike,
+    *,
+    mode: str = "full",
+    seeds: Optional[int] = None,
+    jobs: Optional[int] = None,
+    ray: Optional[str] = None,
+    cache: Optional[PathLike] = None,
+    progress: bool = True,
+    force: bool = False,
+) -> Dict[str, Any]:
+    """Run experiment ``name`` and write ``out/name/{table.csv, plot.png, report.md,
+    result.json}``. ``mode``: "full", "quick" or "smoke"; ``seeds``: runs per point (default:
+    the paper's for full, 1 otherwise); ``cache``: the result cache (default ``out/.cache``,
+    shared by all experiments written under ``out``). Returns the result record: name, claim,
+    ours, status, claims (one row per paper number), mode, failed points, table. Raises
+    ``RuntimeError`` when the experiment is waiting for something, ``KeyError`` for an unknown
+    name."""
+    if name not in EXPERIMENTS:
+        raise KeyError(f"unknown experiment '{name}'; known: {', '.join(EXPERIMENTS)}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    exp = EXPERIMENTS[name]
+    refresh()
+    status = experiment_status(exp)
+    if status != "ready" and not force:
+        raise RuntimeError(f"{name} is {status}")
+    out_root = Path(out)
+    exp_dir = out_root / name
+    exp_dir.mkdir(parents=True, exist_ok=True)
+    command = _command(name, mode, seeds, out_root, ray)
+    t0 = time.time()
+    if exp.delegate:
+        from ...analysis.experiments import run_experiment
+
+        res = run_experiment(exp.delegate, exp_dir, quick=mode != "full", seed=0)
+        status = str(res.get("status", "n/a"))
+        # The analysis judges its claims together: each row carries that verdict.
+        claim_rows = [{"paper": c.paper, "tag": c.tag_text, "rule": c.rule, "ours": "", "verdict": status} for c in exp.claims]
+        with open(exp_dir / "report.md", "a", encoding="utf-8") as f:
+            f.write(f"\n{claims_markdown(claim_rows)}\nCommand: `{command}`\n")
+        rec = {"name": name, "paper": exp.paper, "figure": exp.figure, "claim": res.get("claim", exp.claim),
+               "ours": res.get("ours", ""), "status": status, "claims": claim_rows, "mode": mode, "failed": [],
+               "command": command, "wall_time_s": round(time.time() - t0, 2)}
+        write_result_json(exp_dir, rec)
+        tab = res.get("table")
+        rec["table"] = tab if isinstance(tab, pd.DataFrame) else pd.read_csv(exp_dir / "table.csv")
+        return rec
+    assert exp.grid and exp.reduce and exp.plot and exp.ours
+    n_seeds = seeds if seeds else (exp.full_seeds if mode == "full" else 1)
+    schemes, _ = core_lists()
+    ctx = Ctx(mode=mode, seeds=n_seeds, schemes=schemes, scenarios=scenarios_dir())
+    points = exp.grid(ctx)
+    results = run_points(points, cache=cache or out_root / ".cache", tables=exp.tables, jobs=jobs, ray=ray,
+                         progress=progress, desc=name)
+    failed = [(", ".join(f"{k}={v}" for k, v in r.spec.labels) + f", seed={r.seed}", r.error or "") for r in results if not r.ok]
+    red: Reduction = exp.reduce(results, ctx)
+    from ...result import write_csv
+
+    write_csv(exp_dir / "table.csv", red.table)
+    extra_files = []
+    for k, df in red.extra.items():
+        write_csv(exp_dir / f"{k}.csv", df)
+        extra_files.append(f"{k}.csv")
+    exp.plot(red, exp_dir / "plot.png")
+    if (exp_dir / "queue_cdf.png").exists():
+        extra_files.append("queue_cdf.png")
+    ours = exp.ours(red)
+    status, claim_rows = judge(exp.claims, red, schemes)
+    if failed and status in ("match", "partial"):
+        status += " (some points failed)"
+    write_report(exp_dir, name=name, title=exp.title, paper=exp.paper, figure=exp.figure, claim=exp.claim, ours=ours,
+                 status=status, claims=claim_rows, table=red.table, command=command, mode=mode, notes=exp.notes,
+                 failed=failed, extra_files=extra_files)
+    rec = {"name": name, "paper": exp.paper, "figure": exp.figure, "claim": exp.claim, "ours": ours, "status": status,
+           "claims": claim_rows, "mode": mode, "seeds": n_seeds, "points": len(points),
+           "computed": sum(r.status == "computed" for r in results), "failed": failed, "command": command,
+           "wall_time_s": round(time.time() - t0, 2)}
+    write_result_json(exp_dir, rec)
+    rec["table"] = red.table
+    return rec
