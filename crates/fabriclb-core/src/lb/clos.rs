@@ -8,6 +8,7 @@
 //! `aux_flags` ([`mark`]), `stamp` and `aux[0]` (a stamp: occupancy and stamping switch),
 //! `aux[1]` (the slot of a handshake header in [`Headers`], or the oracle's path label).
 
+use super::LbView;
 use crate::error::Error;
 use crate::net::dre::{Dre, DreParams};
 use crate::net::packet::Packet;
@@ -71,8 +72,6 @@ pub struct Clos {
     tier: Vec<u8>,
     pod: Vec<u32>,
     ups: Vec<Vec<u32>>,
-    /// Per directed link: its position among its source's uplinks (NONE16: not an uplink).
-    up_pos: Vec<u16>,
     /// Most uplinks of any switch.
     pub max_ups: usize,
 }
@@ -89,22 +88,16 @@ impl Clos {
                 Role::Core => 3,
             })
             .collect();
-        let mut up_pos = vec![NONE16; g.links.len()];
         let ups: Vec<Vec<u32>> = g
             .nodes
             .iter()
             .enumerate()
             .map(|(n, node)| {
-                let up: Vec<u32> = node
-                    .ports
+                node.ports
                     .iter()
                     .copied()
                     .filter(|&l| tier[n] > 0 && tier[g.links[l as usize].to as usize] > tier[n])
-                    .collect();
-                for (i, &l) in up.iter().enumerate() {
-                    up_pos[l as usize] = i as u16;
-                }
-                up
+                    .collect()
             })
             .collect();
         Clos {
@@ -112,7 +105,6 @@ impl Clos {
             pod: g.nodes.iter().map(|n| n.pod).collect(),
             tier,
             ups,
-            up_pos,
         }
     }
     #[inline]
@@ -128,10 +120,30 @@ impl Clos {
     pub fn ups(&self, sw: u32) -> &[u32] {
         &self.ups[sw as usize]
     }
-    /// The position of uplink `l` among its switch's uplinks (NONE16: not an uplink).
-    #[inline]
-    pub fn pos(&self, l: u32) -> u16 {
-        self.up_pos[l as usize]
+    /// The uplink of `sw` toward host `toward` with the least `cost(view, position, uplink)`,
+    /// ties broken at random; uplinks that do not lead toward the host are skipped, and
+    /// `u32::MAX` is no choice either. `costs` is scratch space.
+    pub fn pick_uplink(
+        &self,
+        v: &mut LbView,
+        sw: u32,
+        toward: u32,
+        rng: &mut Rng,
+        costs: &mut Vec<u32>,
+        mut cost: impl FnMut(&mut LbView, usize, u32) -> u32,
+    ) -> Option<u32> {
+        let routes = v.routes;
+        let tor = v.g.host_tor[toward as usize];
+        let cands = routes.group(sw, routes.tor_index[tor as usize]);
+        costs.clear();
+        for (i, &up) in self.ups(sw).iter().enumerate() {
+            costs.push(if cands.contains(&up) {
+                cost(v, i, up)
+            } else {
+                u32::MAX
+            });
+        }
+        least(costs, rng).map(|i| self.ups(sw)[i])
     }
     /// Whether hosts `a` and `b` are in different pods of a three-tier fabric (their path
     /// crosses the cores).
@@ -163,7 +175,11 @@ impl Hasher for KeyHasher {
 /// The key of switch `sw`'s entry for the packets from `src`:`sport` to `dst`:`dport`.
 #[inline]
 pub fn key(sw: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u128 {
-    (sw as u128) << 96 | (src as u128) << 64 | (dst as u128) << 32 | (sport as u128) << 16 | dport as u128
+    (sw as u128) << 96
+        | (src as u128) << 64
+        | (dst as u128) << 32
+        | (sport as u128) << 16
+        | dport as u128
 }
 
 /// The key for `p`'s own direction at `sw`.
@@ -344,6 +360,14 @@ impl LoadMeters {
     }
 }
 
+/// Whether output port `l` will accept a packet of `size` bytes now (drop-tail on the port's
+/// own buffer; the meters count enqueued bytes, as the authors' device does).
+#[inline]
+pub fn will_enqueue(v: &mut LbView, l: u32, size: u32) -> bool {
+    let p = &mut v.ports[l as usize];
+    p.up && p.queue_bytes(v.now) + size as u64 <= p.cap_bytes
+}
+
 /// The index of the least of `costs` (`u32::MAX`: not a choice), ties broken uniformly at
 /// random with `rng`; None when nothing is a choice.
 pub fn least(costs: &[u32], rng: &mut Rng) -> Option<usize> {
@@ -378,11 +402,19 @@ mod tests {
         let name = |l: u32| f.g.nodes[f.g.links[l as usize].to as usize].name.clone();
         let e = f.node("E0_0");
         let a = f.node("A0_1");
-        assert_eq!(c.ups(e).iter().map(|&l| name(l)).collect::<Vec<_>>(), ["A0_0", "A0_1"]);
-        assert_eq!(c.ups(a).iter().map(|&l| name(l)).collect::<Vec<_>>(), ["C2", "C3"]);
-        assert_eq!((c.tier(0), c.tier(e), c.tier(a), c.tier(f.node("C0"))), (0, 1, 2, 3));
-        assert_eq!(c.pos(f.link("A0_1->C3")), 1);
-        assert_eq!(c.pos(f.link("A0_1->E0_0")), NONE16);
+        assert_eq!(
+            c.ups(e).iter().map(|&l| name(l)).collect::<Vec<_>>(),
+            ["A0_0", "A0_1"]
+        );
+        assert_eq!(
+            c.ups(a).iter().map(|&l| name(l)).collect::<Vec<_>>(),
+            ["C2", "C3"]
+        );
+        assert_eq!(
+            (c.tier(0), c.tier(e), c.tier(a), c.tier(f.node("C0"))),
+            (0, 1, 2, 3)
+        );
+        assert!(c.ups(f.node("C0")).is_empty() && c.ups(0).is_empty());
         assert_eq!(c.max_ups, 2);
         assert!(c.inter_pod(&f.g, 0, 4) && !c.inter_pod(&f.g, 0, 2));
     }
@@ -394,11 +426,32 @@ mod tests {
         type Step = (u64, char, u32, Option<u32>);
         let cases: &[(bool, &[Step])] = &[
             // Lifetime 100 us: alive at last + 100, gone after; a hit refreshes.
-            (false, &[(0, 'i', 7, None), (100, 'l', 0, Some(7)), (200, 'l', 0, Some(7)), (301, 'l', 0, None), (302, 'l', 0, None)]),
+            (
+                false,
+                &[
+                    (0, 'i', 7, None),
+                    (100, 'l', 0, Some(7)),
+                    (200, 'l', 0, Some(7)),
+                    (301, 'l', 0, None),
+                    (302, 'l', 0, None),
+                ],
+            ),
             // A newer entry replaces a live one...
-            (false, &[(0, 'i', 7, None), (10, 'i', 8, None), (20, 'l', 0, Some(8))]),
+            (
+                false,
+                &[(0, 'i', 7, None), (10, 'i', 8, None), (20, 'l', 0, Some(8))],
+            ),
             // ... unless the first match wins, as long as it lives.
-            (true, &[(0, 'i', 7, None), (10, 'i', 8, None), (20, 'l', 0, Some(7)), (200, 'i', 9, None), (210, 'l', 0, Some(9))]),
+            (
+                true,
+                &[
+                    (0, 'i', 7, None),
+                    (10, 'i', 8, None),
+                    (20, 'l', 0, Some(7)),
+                    (200, 'i', 9, None),
+                    (210, 'l', 0, Some(9)),
+                ],
+            ),
         ];
         for (keep_first, steps) in cases {
             let mut p = FlowPins::new(100 * us, *keep_first);
@@ -477,7 +530,11 @@ mod tests {
             m.add_out(1, 0, bytes);
             m.add_in(0, 0, bytes);
             let t = t_us * PS_PER_US;
-            assert_eq!(m.out_level(1, t, 10_000_000_000), want, "{bytes} B at {t_us} us");
+            assert_eq!(
+                m.out_level(1, t, 10_000_000_000),
+                want,
+                "{bytes} B at {t_us} us"
+            );
             assert_eq!(m.in_level(0, t, 10_000_000_000), want);
             assert_eq!(m.out_level(0, t, 10_000_000_000), 0);
         }

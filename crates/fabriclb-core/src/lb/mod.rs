@@ -9,11 +9,15 @@
 //! scenarios, tables and plots) and its arm in [`SchemeConfig::build`]. The compiler's
 //! exhaustive `match` is the registry; there is no other list of schemes.
 
+mod clos;
 mod conga;
 mod drill;
 mod ecmp;
+mod expeditus;
+mod expeditus_socc;
 mod flowlet;
 mod letflow;
+mod path_oracle;
 mod spray;
 #[cfg(test)]
 mod testutil;
@@ -23,6 +27,8 @@ pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
 pub use ecmp::{Ecmp, EcmpConfig};
+pub use expeditus::ExpeditusConfig;
+pub use expeditus_socc::ExpeditusSoccConfig;
 pub use letflow::LetFlowConfig;
 pub use spray::SprayConfig;
 pub use wcmp::WcmpConfig;
@@ -82,6 +88,11 @@ pub trait Balancer {
     /// (after `routing.detection_delay`; rate changes too). `v.routes` are the new routes,
     /// `v.ports` carry the links' current rates.
     fn on_routes(&mut self, _v: &mut LbView) {}
+    /// Header bytes the scheme adds to every packet on directed link `l` (counted in the
+    /// ideal FCT), e.g. Expeditus's congestion stamp on southbound links.
+    fn link_header_bytes(&self, _g: &Graph, _l: u32) -> u32 {
+        0
+    }
     /// The scheme's own counters for the summary (`lb` in summary.json), e.g. CONGA's flowlets.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
@@ -109,6 +120,15 @@ crate::tagged_enum! {
         "wcmp" => Wcmp(WcmpConfig),
         /// MPTCP in the hosts (n subflows, LIA), ECMP in the fabric (CONGA §5's baseline).
         "mptcp" => Mptcp(MptcpConfig),
+        /// Expeditus as the seed paper describes it: egress-queue occupancy, one hop at a time
+        /// (stamps, SCITs with a timeout), a two-stage choice of the least sum on the handshake.
+        "expeditus" => Expeditus(ExpeditusConfig),
+        /// Expeditus as its authors' later code runs it: in and out link-load meters per port,
+        /// the least max, the leaf-spine choice on the SYN-ACK at the sender's leaf.
+        "expeditus-socc" => ExpeditusSocc(ExpeditusSoccConfig),
+        /// At SYN time, the path whose most loaded link is least loaded, by global knowledge
+        /// (the Expeditus authors' OPTIMAL baseline), pinned for the connection.
+        "path-oracle" => PathOracle(ExpeditusSoccConfig),
     }
 }
 
@@ -146,6 +166,18 @@ impl SchemeConfig {
             SchemeConfig::LetFlow(c) => c.validate(path),
             SchemeConfig::Drill(c) => c.validate(path),
             SchemeConfig::Mptcp(c) => c.validate(path),
+            SchemeConfig::Expeditus(c) => c.validate(path),
+            SchemeConfig::ExpeditusSocc(c) | SchemeConfig::PathOracle(c) => c.validate(path),
+        }
+    }
+    /// Whether the scheme can run on `topo`; the error names the topology field and says
+    /// what the scheme needs.
+    pub fn check_topology(&self, topo: &crate::net::topology::TopologyConfig) -> Result<(), Error> {
+        match self {
+            SchemeConfig::Expeditus(_)
+            | SchemeConfig::ExpeditusSocc(_)
+            | SchemeConfig::PathOracle(_) => clos::check_topology(topo, &self.name()),
+            _ => Ok(()),
         }
     }
     /// Build the scheme: its switch balancer, and for host-side schemes its edge shim or its
@@ -160,6 +192,9 @@ impl SchemeConfig {
             SchemeConfig::LetFlow(c) => Box::new(c.build(ctx)),
             SchemeConfig::Drill(c) => Box::new(c.build(ctx)),
             SchemeConfig::Wcmp(c) => Box::new(c.build(ctx)),
+            SchemeConfig::Expeditus(c) => Box::new(c.build(ctx)),
+            SchemeConfig::ExpeditusSocc(c) => Box::new(c.build(ctx)),
+            SchemeConfig::PathOracle(c) => Box::new(c.build_oracle(ctx)),
             SchemeConfig::Mptcp(c) => {
                 return SchemeParts {
                     lb: Box::new(EcmpConfig {}.build(ctx)),

@@ -62,8 +62,8 @@ pub struct FatTreeConfig {
     pub oversubscription: u32,
     /// Aggregation oversubscription: each aggregation switch uses `k/2 / agg_oversubscription`
     /// of its k/2 core ports (1 = all), so it must divide k/2; the cores left without links
-    /// are not built ((k/2)^2 / agg_oversubscription cores). The Expeditus paper's 4:1 fabric is
-    /// `oversubscription = 2` with `agg_oversubscription = 2`.
+    /// are not built ((k/2)^2 / agg_oversubscription cores). The Expeditus authors' code builds
+    /// its 4:1 fabric as `oversubscription = 2` with `agg_oversubscription = 2`.
     #[serde(default = "one")]
     pub agg_oversubscription: u32,
     /// Host link rate.

@@ -430,6 +430,7 @@ impl Scenario {
             }
         }
         self.scheme.validate("scheme")?;
+        self.scheme.check_topology(&self.topology)?;
         if let SchemeConfig::Mptcp(m) = &self.scheme {
             for (i, &w) in m.workloads.iter().flatten().enumerate() {
                 if w as usize >= self.workload.len() {

@@ -32,21 +32,22 @@ pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop
     let mut l = g.host_uplink[src as usize];
     for _ in 0..64 {
         let d = &g.links[l as usize];
-        let extra_bytes = if net.overlay == OverlayMode::Leaf && g.is_fabric(l) {
+        let overlay = if net.overlay == OverlayMode::Leaf && g.is_fabric(l) {
             OVERLAY_HDR
         } else {
             0
         };
+        let scheme = |l: u32| net.hdr_bytes.get(l as usize).copied().unwrap_or(0);
         fwd.push(Hop {
             rate_bps: net.ports[l as usize].rate_bps.min(d.rate_bps),
             delay_ps: d.delay_ps,
-            extra_bytes,
+            extra_bytes: overlay + scheme(l),
         });
         let r = d.reverse as usize;
         rev.push(Hop {
             rate_bps: g.links[r].rate_bps,
             delay_ps: g.links[r].delay_ps,
-            extra_bytes,
+            extra_bytes: overlay + scheme(d.reverse),
         });
         let at = d.to;
         if at == dst {
