@@ -248,3 +248,29 @@ fn validation_rejects_fabrics_the_schemes_cannot_serve() {
     )
     .unwrap();
 }
+
+#[test]
+fn persistent_connections_are_warned_about() {
+    // Flows on pre-established connections have no handshake, so these schemes route them by
+    // ECMP: validation says so (a warning: the run is allowed).
+    let cs = "duration = \"1ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 2\nspines = 2\nhosts_per_leaf = 2\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\n[[workload]]\npattern = \"poisson\"\nsize = \"10KB\"\nload = 0.1\nload_basis = \"host\"\n[[workload]]\npattern = \"client-server\"\ncdf = \"web-search\"\nload = 0.1\nload_basis = \"fabric\"\n";
+    for (scheme, warned) in [
+        ("expeditus", true),
+        ("expeditus-socc", true),
+        ("path-oracle", true),
+        ("ecmp", false),
+    ] {
+        let sc = api::load_scenario(
+            cs,
+            Format::Toml,
+            &[("scheme.name".into(), format!("\"{scheme}\""))],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let w = sc.warnings();
+        let hit = w
+            .iter()
+            .any(|m| m.starts_with("workload[1]") && m.contains(scheme) && m.contains("ECMP"));
+        assert_eq!(hit, warned, "{scheme}: {w:?}");
+        assert!(!w.iter().any(|m| m.starts_with("workload[0]")), "{w:?}");
+    }
+}

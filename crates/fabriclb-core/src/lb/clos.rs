@@ -121,8 +121,8 @@ impl Clos {
         &self.ups[sw as usize]
     }
     /// The uplink of `sw` toward host `toward` with the least `cost(view, position, uplink)`,
-    /// ties broken at random; uplinks that do not lead toward the host are skipped, and
-    /// `u32::MAX` is no choice either. `costs` is scratch space.
+    /// ties broken at random (and whether it was a tie); uplinks that do not lead toward the
+    /// host are skipped, and `u32::MAX` is no choice either. `costs` is scratch space.
     pub fn pick_uplink(
         &self,
         v: &mut LbView,
@@ -131,7 +131,7 @@ impl Clos {
         rng: &mut Rng,
         costs: &mut Vec<u32>,
         mut cost: impl FnMut(&mut LbView, usize, u32) -> u32,
-    ) -> Option<u32> {
+    ) -> Option<(u32, bool)> {
         let routes = v.routes;
         let tor = v.g.host_tor[toward as usize];
         let cands = routes.group(sw, routes.tor_index[tor as usize]);
@@ -143,7 +143,7 @@ impl Clos {
                 u32::MAX
             });
         }
-        least(costs, rng).map(|i| self.ups(sw)[i])
+        least(costs, rng).map(|(i, tie)| (self.ups(sw)[i], tie))
     }
     /// Whether hosts `a` and `b` are in different pods of a three-tier fabric (their path
     /// crosses the cores).
@@ -283,6 +283,31 @@ impl Headers {
             free: vec![],
         }
     }
+    /// Put `v` on `pkt` as a header of `bytes` bytes.
+    pub fn attach(&mut self, pkt: &mut Packet, v: &[u16], bytes: u32) {
+        pkt.overlay.aux[1] = self.put(v);
+        pkt.overlay.aux_flags |= mark::HDR;
+        pkt.size += bytes;
+    }
+    /// Take `pkt`'s header into `out` and its `bytes(values)` bytes off the packet; false when
+    /// it has none.
+    pub fn detach(
+        &mut self,
+        pkt: &mut Packet,
+        out: &mut Vec<u16>,
+        bytes: fn(usize) -> u32,
+    ) -> bool {
+        if pkt.overlay.aux_flags & mark::HDR == 0 {
+            return false;
+        }
+        let slot = pkt.overlay.aux[1];
+        out.clear();
+        out.extend_from_slice(self.get(slot));
+        self.release(slot);
+        pkt.overlay.aux_flags &= !mark::HDR;
+        pkt.size -= bytes(out.len());
+        true
+    }
     pub fn put(&mut self, v: &[u16]) -> u32 {
         debug_assert!(v.len() < self.stride);
         let slot = match self.free.pop() {
@@ -369,8 +394,8 @@ pub fn will_enqueue(v: &mut LbView, l: u32, size: u32) -> bool {
 }
 
 /// The index of the least of `costs` (`u32::MAX`: not a choice), ties broken uniformly at
-/// random with `rng`; None when nothing is a choice.
-pub fn least(costs: &[u32], rng: &mut Rng) -> Option<usize> {
+/// random with `rng`, and whether it was a tie; None when nothing is a choice.
+pub fn least(costs: &[u32], rng: &mut Rng) -> Option<(usize, bool)> {
     let best = *costs.iter().min()?;
     if best == u32::MAX {
         return None;
@@ -380,7 +405,7 @@ pub fn least(costs: &[u32], rng: &mut Rng) -> Option<usize> {
     for (i, &c) in costs.iter().enumerate() {
         if c == best {
             if r == 0 {
-                return Some(i);
+                return Some((i, ties > 1));
             }
             r -= 1;
         }
@@ -553,7 +578,8 @@ mod tests {
         for (costs, want) in cases {
             let mut seen = vec![];
             for _ in 0..200 {
-                if let Some(i) = least(costs, &mut rng) {
+                if let Some((i, tie)) = least(costs, &mut rng) {
+                    assert_eq!(tie, want.len() > 1, "{costs:?}");
                     if !seen.contains(&i) {
                         seen.push(i);
                     }

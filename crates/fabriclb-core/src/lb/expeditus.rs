@@ -42,7 +42,7 @@
 //! header, TCP's retransmission runs the stage again, and an expired entry falls back to ECMP.
 
 use super::clos::{fwd_key, mark, rev_key, Clos, FlowPins, Headers};
-use super::{ecmp_pick, ecmp_salt, Balancer, BuildCtx, LbView};
+use super::{ecmp_pick, ecmp_salts, Balancer, BuildCtx, LbView};
 use crate::error::Error;
 use crate::net::packet::{flags, Packet};
 use crate::net::topology::Graph;
@@ -115,14 +115,12 @@ impl ExpeditusConfig {
             scit_timeout: self.scit_timeout.0,
             pins: FlowPins::new(self.entry_lifetime.0, false),
             hdrs: Headers::new(clos.max_ups),
-            salts: (0..ctx.g.nodes.len() as u32)
-                .map(|s| ecmp_salt(s, ctx.ecmp_salt))
-                .collect(),
+            salts: ecmp_salts(ctx),
             rng: Rng::new(ctx.seed, stream::SCHEME),
             vals: Vec::with_capacity(clos.max_ups),
             costs: Vec::with_capacity(clos.max_ups),
             clos,
-            n: [0; 4],
+            n: [0; 5],
         }
     }
 }
@@ -138,8 +136,9 @@ pub struct Expeditus {
     rng: Rng,
     vals: Vec<u16>,
     costs: Vec<u32>,
-    /// Stage-1 choices, stage-2 choices, next hops taken from an entry, next hops by ECMP.
-    n: [u64; 4],
+    /// Stage-1 choices, stage-2 choices, next hops taken from an entry, next hops by ECMP,
+    /// choices drawn at random among equally good candidates.
+    n: [u64; 5],
 }
 
 /// Occupancy of the egress queue of link `l` now, in units.
@@ -167,23 +166,8 @@ impl Expeditus {
 
     /// Attach a header of `self.vals` to `pkt`.
     fn attach(&mut self, pkt: &mut Packet) {
-        pkt.overlay.aux[1] = self.hdrs.put(&self.vals);
-        pkt.overlay.aux_flags |= mark::HDR;
-        pkt.size += header_bytes(self.vals.len());
-    }
-
-    /// Remove `pkt`'s header into `self.vals`; false when it has none.
-    fn detach(&mut self, pkt: &mut Packet) -> bool {
-        if pkt.overlay.aux_flags & mark::HDR == 0 {
-            return false;
-        }
-        let slot = pkt.overlay.aux[1];
-        self.vals.clear();
-        self.vals.extend_from_slice(self.hdrs.get(slot));
-        self.hdrs.release(slot);
-        pkt.overlay.aux_flags &= !mark::HDR;
-        pkt.size -= header_bytes(self.vals.len());
-        true
+        let bytes = header_bytes(self.vals.len());
+        self.hdrs.attach(pkt, &self.vals, bytes);
     }
 
     /// Stage 1 (`stage2` false) or 2 at switch `sw` on `pkt`, whose header is in `self.vals`:
@@ -207,8 +191,9 @@ impl Expeditus {
             };
             vals.get(i).map_or(u32::MAX, |&h| h as u32 + local as u32)
         });
-        if let Some(up) = pick {
+        if let Some((up, tie)) = pick {
             self.pins.install(rev_key(sw, pkt), up, v.now);
+            self.n[4] += tie as u64;
             self.n[stage2 as usize] += 1;
         }
     }
@@ -251,13 +236,17 @@ impl Balancer for Expeditus {
         if ts == 1 && !synack {
             // Stage 1, at the destination edge: the source edge's northbound values plus
             // this edge's southbound ones; the SYN-ACK and the ACKs will go up there.
-            if self.detach(pkt) {
+            if self.hdrs.detach(pkt, &mut self.vals, header_bytes) {
                 self.stage(v, sw, pkt, false);
             }
         } else if ts == 1 {
             // The SYN-ACK reaches the source edge from aggregation switch a*: data go there.
             self.pins.install(rev_key(sw, pkt), up, v.now);
-        } else if ts == 2 && tf == 3 && synack && self.detach(pkt) {
+        } else if ts == 2
+            && tf == 3
+            && synack
+            && self.hdrs.detach(pkt, &mut self.vals, header_bytes)
+        {
             // Stage 2, at the source pod's aggregation switch a*: the destination pod's
             // aggregation switch's southbound values plus this one's northbound ones.
             self.stage(v, sw, pkt, true);
@@ -318,6 +307,7 @@ impl Balancer for Expeditus {
             ("stage2_choices", self.n[1]),
             ("pinned_hops", self.n[2]),
             ("ecmp_hops", self.n[3]),
+            ("tied_choices", self.n[4]),
         ]
     }
 }
@@ -333,18 +323,6 @@ mod tests {
 
     fn exp(f: &Fx, seed: u64) -> Expeditus {
         ExpeditusConfig::default().build(&f.ctx(seed))
-    }
-
-    fn pkt(src: u32, dst: u32, fl: u8) -> Packet {
-        Packet {
-            src,
-            dst,
-            sport: 1000,
-            dport: 80,
-            size: frame_bytes(0),
-            flags: fl,
-            ..Default::default()
-        }
     }
 
     /// Run `p` through switch `sw` from `in_link` to `out` (hooks in the simulator's order).
@@ -374,7 +352,7 @@ mod tests {
             f.fill(f.link("C0->A0_0"), qc, t);
             f.fill(f.link("A0_0->E0_0"), qa, t);
             let unit = |n: u32| ((n as u64 * 1518) / OCC_UNIT_BYTES) as u16;
-            let mut p = pkt(4, 0, flags::ACK);
+            let mut p = Fx::tcp(4, 0, flags::ACK);
             let size0 = p.size;
             through(&mut e, &mut f, t, "C0", "A1_0->C0", "C0->A0_0", &mut p);
             assert_eq!(p.overlay.aux_flags & mark::STAMP, mark::STAMP);
@@ -399,7 +377,7 @@ mod tests {
         // Northbound packets are not stamped.
         let mut f = Fx::fat_tree4();
         let mut e = exp(&f, 1);
-        let mut p = pkt(0, 4, flags::ACK);
+        let mut p = Fx::tcp(0, 4, flags::ACK);
         through(&mut e, &mut f, 0, "E0_0", "H0->E0_0", "E0_0->A0_1", &mut p);
         through(&mut e, &mut f, 0, "A0_1", "E0_0->A0_1", "A0_1->C2", &mut p);
         assert_eq!((p.overlay.aux_flags, p.size), (0, frame_bytes(0)));
@@ -412,7 +390,7 @@ mod tests {
         for (age, want) in cases {
             let mut f = Fx::fat_tree4();
             let mut e = exp(&f, 1);
-            let mut p = pkt(4, 0, flags::ACK);
+            let mut p = Fx::tcp(4, 0, flags::ACK);
             p.overlay.aux_flags = mark::STAMP;
             p.overlay.stamp = 40;
             let t0 = 3 * US;
@@ -421,7 +399,7 @@ mod tests {
             let up = f.link("E0_0->A0_1");
             assert_eq!(e.scit(up, t0 + age * US), want, "age {age} us");
             // A fresh stamp restarts the clock.
-            let mut q = pkt(4, 0, flags::ACK);
+            let mut q = Fx::tcp(4, 0, flags::ACK);
             q.overlay.aux_flags = mark::STAMP;
             q.overlay.stamp = 9;
             let t1 = t0 + age * US;
@@ -432,7 +410,7 @@ mod tests {
 
     /// The positions a stage picks over many connections, with the given per-position costs.
     fn stage1_picks(hdr: [u16; 2], scit: [u16; 2]) -> Vec<usize> {
-        let mut seen = vec![];
+        let (mut seen, mut tied) = (vec![], vec![]);
         for seed in 0..40 {
             let mut f = Fx::fat_tree4();
             let mut e = exp(&f, seed);
@@ -442,7 +420,7 @@ mod tests {
                 e.scit[ups[a] as usize] = (scit[a], t);
             }
             // A SYN H0 -> H4 arrives at H4's edge E1_0 with the source edge's values.
-            let mut p = pkt(0, 4, flags::SYN);
+            let mut p = Fx::tcp(0, 4, flags::SYN);
             e.vals = hdr.to_vec();
             e.attach(&mut p);
             let size = p.size;
@@ -452,7 +430,7 @@ mod tests {
             assert_eq!(e.hdrs.in_use(), 0);
             assert_eq!(e.n[0], 1);
             // The SYN-ACK (H4 -> H0) is pinned to the chosen uplink.
-            let mut sa = pkt(4, 0, flags::SYN | flags::ACK);
+            let mut sa = Fx::tcp(4, 0, flags::SYN | flags::ACK);
             sa.sport = 80;
             sa.dport = 1000;
             let cands = f.cands(sw, 0);
@@ -461,8 +439,11 @@ mod tests {
             if !seen.contains(&a) {
                 seen.push(a);
             }
+            tied.push(e.n[4] == 1);
         }
         seen.sort_unstable();
+        // A tie is counted exactly when more than one position was the least.
+        assert!(tied.iter().all(|&t| t == (seen.len() > 1)), "{tied:?}");
         seen
     }
 
@@ -494,7 +475,7 @@ mod tests {
                 f.fill(ups[j], north_frames[j], t);
             }
             // The SYN-ACK H4 -> H0 comes down from C3 with A1_1's southbound values.
-            let mut sa = pkt(4, 0, flags::SYN | flags::ACK);
+            let mut sa = Fx::tcp(4, 0, flags::SYN | flags::ACK);
             sa.sport = 80;
             sa.dport = 1000;
             e.vals = hdr.to_vec();
@@ -505,7 +486,7 @@ mod tests {
             assert_eq!(e.n[1], 1);
             assert_eq!(sa.overlay.aux_flags & mark::HDR, 0);
             // Data H0 -> H4 at A0_1 go to the chosen core.
-            let mut d = pkt(0, 4, flags::ACK);
+            let mut d = Fx::tcp(0, 4, flags::ACK);
             let cands = f.cands(sw, 4);
             let out = e.choose(&mut f.view(t), sw, &mut d, &cands);
             let j = ups.iter().position(|&u| u == out).unwrap();
@@ -539,7 +520,7 @@ mod tests {
         let t = 5 * US;
         f.fill(f.link("E0_0->A0_1"), 2, t);
         // The SYN leaving its edge carries the edge's northbound values.
-        let mut syn = pkt(0, 4, flags::SYN);
+        let mut syn = Fx::tcp(0, 4, flags::SYN);
         through(
             &mut e,
             &mut f,
@@ -562,7 +543,7 @@ mod tests {
             &mut syn,
         );
         assert_eq!(syn.size, frame_bytes(0) + header_bytes(2));
-        let mut sa = pkt(4, 0, flags::SYN | flags::ACK);
+        let mut sa = Fx::tcp(4, 0, flags::SYN | flags::ACK);
         through(&mut e, &mut f, t, "E1_0", "H4->E1_0", "E1_0->A1_1", &mut sa);
         assert_eq!(sa.overlay.aux_flags, 0);
         // The SYN-ACK leaving the destination pod's aggregation switch carries its SCIT.
@@ -570,46 +551,9 @@ mod tests {
         through(&mut e, &mut f, t, "A1_1", "E1_0->A1_1", "A1_1->C2", &mut sa);
         assert_eq!(e.hdrs.get(sa.overlay.aux[1]), &[0, 12][..]);
         // Plain data and ACKs carry none.
-        let mut d = pkt(0, 4, flags::ACK);
+        let mut d = Fx::tcp(0, 4, flags::ACK);
         through(&mut e, &mut f, t, "E0_0", "H0->E0_0", "E0_0->A0_0", &mut d);
         assert_eq!(d.overlay.aux_flags, 0);
-    }
-
-    /// Forward `p` from its source host to its destination as `sim::forward` does (arrival
-    /// hook, next hop, departure hook); the links taken, by name.
-    fn walk(e: &mut Expeditus, f: &mut Fx, t: Time, p: &mut Packet) -> Vec<String> {
-        let mut l = f.g.host_uplink[p.src as usize];
-        let mut path = vec![];
-        while !f.g.is_host(f.g.links[l as usize].to) {
-            let sw = f.g.links[l as usize].to;
-            e.on_arrival(&mut f.view(t), sw, l, p);
-            let out = if f.g.host_tor[p.dst as usize] == sw {
-                f.g.links[f.g.host_uplink[p.dst as usize] as usize].reverse
-            } else {
-                let cands = f.cands(sw, p.dst);
-                if cands.len() == 1 {
-                    cands[0]
-                } else {
-                    e.choose(&mut f.view(t), sw, p, &cands)
-                }
-            };
-            e.on_departure(&mut f.view(t), sw, out, p);
-            path.push(f.g.link_name(out));
-            l = out;
-        }
-        path
-    }
-
-    fn answer(p: &Packet, fl: u8) -> Packet {
-        Packet {
-            src: p.dst,
-            dst: p.src,
-            sport: p.dport,
-            dport: p.sport,
-            size: frame_bytes(0),
-            flags: fl,
-            ..Default::default()
-        }
     }
 
     #[test]
@@ -621,19 +565,19 @@ mod tests {
             let t = 20 * US;
             f.fill(f.link("E0_0->A0_0"), 3, t); // source edge, northbound toward A0_0
             f.fill(f.link("A0_1->C2"), 3, t); // source pod's A0_1, northbound toward C2
-            let mut syn = pkt(0, 4, flags::SYN);
-            walk(&mut e, &mut f, t, &mut syn); // by ECMP, wherever it goes
+            let mut syn = Fx::tcp(0, 4, flags::SYN);
+            f.walk(&mut e, t, &mut syn); // by ECMP, wherever it goes
             assert_eq!((e.n[0], syn.size), (1, frame_bytes(0)));
             // The SYN-ACK goes up through A1_1 (stage 1), down through A0_1 (stage 2 there).
-            let mut sa = answer(&syn, flags::SYN | flags::ACK);
-            let path = walk(&mut e, &mut f, t, &mut sa);
+            let mut sa = Fx::answer(&syn, flags::SYN | flags::ACK);
+            let path = f.walk(&mut e, t, &mut sa);
             assert_eq!(path[0], "E1_0->A1_1#0", "{path:?}");
             assert!(path[2].ends_with("->A0_1#0"), "{path:?}");
             assert_eq!((e.n[1], sa.size), (1, frame_bytes(0)));
             assert_eq!(e.hdrs.in_use(), 0);
             // Data H0 -> H4 follow the chosen path.
-            let mut d = pkt(0, 4, flags::ACK);
-            let path = walk(&mut e, &mut f, t, &mut d);
+            let mut d = Fx::tcp(0, 4, flags::ACK);
+            let path = f.walk(&mut e, t, &mut d);
             assert_eq!(
                 path,
                 [
@@ -646,8 +590,8 @@ mod tests {
                 "seed {seed}"
             );
             // ACKs H4 -> H0 leave through A1_1 (the destination edge's entry), then ECMP.
-            let mut a = answer(&d, flags::ACK);
-            assert_eq!(walk(&mut e, &mut f, t, &mut a)[0], "E1_0->A1_1#0");
+            let mut a = Fx::answer(&d, flags::ACK);
+            assert_eq!(f.walk(&mut e, t, &mut a)[0], "E1_0->A1_1#0");
         }
     }
 
@@ -659,7 +603,7 @@ mod tests {
         let mut e = exp(&f, 1);
         let sw = f.node("E0_0");
         let cands = f.cands(sw, 4);
-        let mut d = pkt(0, 4, flags::ACK);
+        let mut d = Fx::tcp(0, 4, flags::ACK);
         let ecmp = ecmp_pick(&d, e.salts[sw as usize], &cands);
         let other = *cands.iter().find(|&&c| c != ecmp).unwrap();
         e.pins.install(fwd_key(sw, &d), other, 0);
@@ -690,13 +634,13 @@ mod tests {
         let mut f = Fx::fat_tree4();
         let mut e = exp(&f, 1);
         let sw = f.node("A0_1");
-        let mut sa = pkt(4, 0, flags::SYN | flags::ACK);
+        let mut sa = Fx::tcp(4, 0, flags::SYN | flags::ACK);
         sa.sport = 80;
         sa.dport = 1000;
         let down = f.link("C3->A0_1");
         e.on_arrival(&mut f.view(0), sw, down, &mut sa);
         assert_eq!(e.n[1], 0);
-        let mut d = pkt(0, 4, flags::ACK);
+        let mut d = Fx::tcp(0, 4, flags::ACK);
         let cands = f.cands(sw, 4);
         let want = ecmp_pick(&d, e.salts[sw as usize], &cands);
         assert_eq!(e.choose(&mut f.view(0), sw, &mut d, &cands), want);
@@ -714,12 +658,12 @@ mod tests {
             for s in [0, 1, 3] {
                 f.fill(f.link(&format!("L0->S{s}")), 1, t);
             }
-            let mut syn = pkt(0, 2, flags::SYN);
-            walk(&mut e, &mut f, t, &mut syn);
-            let mut sa = answer(&syn, flags::SYN | flags::ACK);
-            assert_eq!(walk(&mut e, &mut f, t, &mut sa)[0], "L1->S2#0");
-            let mut d = pkt(0, 2, flags::ACK);
-            assert_eq!(walk(&mut e, &mut f, t, &mut d)[0], "L0->S2#0");
+            let mut syn = Fx::tcp(0, 2, flags::SYN);
+            f.walk(&mut e, t, &mut syn);
+            let mut sa = Fx::answer(&syn, flags::SYN | flags::ACK);
+            assert_eq!(f.walk(&mut e, t, &mut sa)[0], "L1->S2#0");
+            let mut d = Fx::tcp(0, 2, flags::ACK);
+            assert_eq!(f.walk(&mut e, t, &mut d)[0], "L0->S2#0");
             assert_eq!((e.n[0], e.n[1]), (1, 0));
         }
     }

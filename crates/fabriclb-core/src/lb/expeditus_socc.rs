@@ -25,7 +25,7 @@
 
 use super::clos::{fwd_key, mark, rev_key, will_enqueue, Clos, FlowPins, Headers, LoadMeters};
 use super::expeditus::entry_lifetime;
-use super::{ecmp_pick, ecmp_salt, Balancer, BuildCtx, LbView};
+use super::{ecmp_pick, ecmp_salts, Balancer, BuildCtx, LbView};
 use crate::error::Error;
 use crate::net::packet::{flags, Packet};
 use crate::rng::{stream, Rng};
@@ -128,14 +128,12 @@ impl ExpeditusSoccConfig {
             meters: self.meters(ctx, true),
             pins: FlowPins::new(self.entry_lifetime.0, true),
             hdrs: Headers::new(clos.max_ups),
-            salts: (0..ctx.g.nodes.len() as u32)
-                .map(|s| ecmp_salt(s, ctx.ecmp_salt))
-                .collect(),
+            salts: ecmp_salts(ctx),
             rng: Rng::new(ctx.seed, stream::SCHEME),
             vals: Vec::with_capacity(clos.max_ups),
             costs: Vec::with_capacity(clos.max_ups),
             clos,
-            n: [0; 4],
+            n: [0; 5],
         }
     }
 }
@@ -150,8 +148,8 @@ pub struct ExpeditusSocc {
     vals: Vec<u16>,
     costs: Vec<u32>,
     /// Choices at the sender's or receiver's edge, at the aggregation layer, next hops taken
-    /// from an entry, next hops by ECMP.
-    n: [u64; 4],
+    /// from an entry, next hops by ECMP, choices drawn at random among equally good candidates.
+    n: [u64; 5],
 }
 
 /// Which meter a value reads.
@@ -181,23 +179,8 @@ impl ExpeditusSocc {
         for &up in self.clos.ups(sw) {
             self.vals.push(Self::level(&mut self.meters, v, up, m));
         }
-        pkt.overlay.aux[1] = self.hdrs.put(&self.vals);
-        pkt.overlay.aux_flags |= mark::HDR;
-        pkt.size += header_bytes(self.vals.len());
-    }
-
-    /// Remove `pkt`'s header into `self.vals`; false when it has none.
-    fn detach(&mut self, pkt: &mut Packet) -> bool {
-        if pkt.overlay.aux_flags & mark::HDR == 0 {
-            return false;
-        }
-        let slot = pkt.overlay.aux[1];
-        self.vals.clear();
-        self.vals.extend_from_slice(self.hdrs.get(slot));
-        self.hdrs.release(slot);
-        pkt.overlay.aux_flags &= !mark::HDR;
-        pkt.size -= header_bytes(self.vals.len());
-        true
+        let bytes = header_bytes(self.vals.len());
+        self.hdrs.attach(pkt, &self.vals, bytes);
     }
 
     /// The uplink toward `pkt`'s sender with the least max(header, local `m` level), pinned
@@ -215,8 +198,9 @@ impl ExpeditusSocc {
             let local = Self::level(meters, v, up, m);
             vals.get(i).map_or(u32::MAX, |&h| h.max(local) as u32)
         });
-        if let Some(up) = pick {
+        if let Some((up, tie)) = pick {
             self.pins.install(rev_key(sw, pkt), up, v.now);
+            self.n[4] += tie as u64;
             self.n[which] += 1;
         }
     }
@@ -252,18 +236,22 @@ impl Balancer for ExpeditusSocc {
         let synack = pkt.is(flags::ACK);
         if ts == 1 && !synack {
             // Between pods, at the destination edge: max(InRate(uplink a), header[a]).
-            if self.detach(pkt) {
+            if self.hdrs.detach(pkt, &mut self.vals, header_bytes) {
                 self.stage(v, sw, pkt, Meter::In, 0);
             }
         } else if ts == 1 {
-            if self.detach(pkt) {
+            if self.hdrs.detach(pkt, &mut self.vals, header_bytes) {
                 // Leaf-spine / within a pod, at the sender's leaf: max(OutRate, header).
                 self.stage(v, sw, pkt, Meter::Out, 0);
             } else if self.clos.inter_pod(v.g, pkt.src, pkt.dst) {
                 // Between pods, the SYN-ACK came down from aggregation position a*.
                 self.pins.install(rev_key(sw, pkt), up, v.now);
             }
-        } else if ts == 2 && tf == 3 && synack && self.detach(pkt) {
+        } else if ts == 2
+            && tf == 3
+            && synack
+            && self.hdrs.detach(pkt, &mut self.vals, header_bytes)
+        {
             // Between pods, at the source pod's aggregation switch: max(OutRate, header).
             self.stage(v, sw, pkt, Meter::Out, 1);
         }
@@ -297,6 +285,7 @@ impl Balancer for ExpeditusSocc {
             ("aggregation_choices", self.n[1]),
             ("pinned_hops", self.n[2]),
             ("ecmp_hops", self.n[3]),
+            ("tied_choices", self.n[4]),
         ]
     }
 }
@@ -307,61 +296,11 @@ mod tests {
     use crate::lb::testutil::Fx;
     use crate::lb::SchemeConfig;
     use crate::net::packet::frame_bytes;
-    use crate::units::Time;
 
     const US: u64 = PS_PER_US;
 
     fn socc(f: &Fx, seed: u64) -> ExpeditusSocc {
         ExpeditusSoccConfig::default().build(&f.ctx(seed))
-    }
-
-    fn pkt(src: u32, dst: u32, fl: u8) -> Packet {
-        Packet {
-            src,
-            dst,
-            sport: 1000,
-            dport: 80,
-            size: frame_bytes(0),
-            flags: fl,
-            ..Default::default()
-        }
-    }
-
-    fn answer(p: &Packet, fl: u8) -> Packet {
-        Packet {
-            src: p.dst,
-            dst: p.src,
-            sport: p.dport,
-            dport: p.sport,
-            size: frame_bytes(0),
-            flags: fl,
-            ..Default::default()
-        }
-    }
-
-    /// Forward `p` from its source host to its destination as `sim::forward` does; the links
-    /// taken.
-    fn walk(e: &mut ExpeditusSocc, f: &mut Fx, t: Time, p: &mut Packet) -> Vec<String> {
-        let mut l = f.g.host_uplink[p.src as usize];
-        let mut path = vec![];
-        while !f.g.is_host(f.g.links[l as usize].to) {
-            let sw = f.g.links[l as usize].to;
-            e.on_arrival(&mut f.view(t), sw, l, p);
-            let out = if f.g.host_tor[p.dst as usize] == sw {
-                f.g.links[f.g.host_uplink[p.dst as usize] as usize].reverse
-            } else {
-                let cands = f.cands(sw, p.dst);
-                if cands.len() == 1 {
-                    cands[0]
-                } else {
-                    e.choose(&mut f.view(t), sw, p, &cands)
-                }
-            };
-            e.on_departure(&mut f.view(t), sw, out, p);
-            path.push(f.g.link_name(out));
-            l = out;
-        }
-        path
     }
 
     /// Bytes that read `lvl` and a half levels on link `l` with the default meters
@@ -379,7 +318,7 @@ mod tests {
         let mut e = socc(&f, 1);
         let (sw, l, agg) = (f.node("E0_0"), f.link("E0_0->A0_1"), f.node("A0_1"));
         for _ in 0..9 {
-            let mut p = pkt(0, 4, flags::ACK);
+            let mut p = Fx::tcp(0, 4, flags::ACK);
             p.size = 1518;
             e.on_departure(&mut f.view(0), sw, l, &mut p);
             e.on_arrival(&mut f.view(0), agg, l, &mut p);
@@ -394,7 +333,7 @@ mod tests {
         let l = g.link("E0_0->A0_1");
         g.ports[l as usize].cap_bytes = 1518;
         g.fill(l, 1, 0);
-        let mut p = pkt(0, 4, flags::ACK);
+        let mut p = Fx::tcp(0, 4, flags::ACK);
         p.size = level_bytes(&g, l, 10);
         let sw = g.node("E0_0");
         e.on_departure(&mut g.view(0), sw, l, &mut p);
@@ -425,14 +364,14 @@ mod tests {
             let mut f = mk();
             let mut e = socc(&f, seed);
             prep(&mut e, &f);
-            let mut syn = pkt(src, dst, flags::SYN);
-            walk(&mut e, &mut f, 0, &mut syn);
-            let mut sa = answer(&syn, flags::SYN | flags::ACK);
-            walk(&mut e, &mut f, 0, &mut sa);
+            let mut syn = Fx::tcp(src, dst, flags::SYN);
+            f.walk(&mut e, 0, &mut syn);
+            let mut sa = Fx::answer(&syn, flags::SYN | flags::ACK);
+            f.walk(&mut e, 0, &mut sa);
             assert_eq!((syn.size, sa.size), (frame_bytes(0), frame_bytes(0)));
             assert_eq!(e.hdrs.in_use(), 0);
-            let mut d = pkt(src, dst, flags::ACK);
-            let l = walk(&mut e, &mut f, 0, &mut d)[hop].clone();
+            let mut d = Fx::tcp(src, dst, flags::ACK);
+            let l = f.walk(&mut e, 0, &mut d)[hop].clone();
             if !seen.contains(&l) {
                 seen.push(l);
             }
@@ -522,17 +461,17 @@ mod tests {
         // The SYN goes plain, the receiver's leaf keeps nothing for the ACKs.
         let mut f = ls();
         let mut e = socc(&f, 1);
-        let mut syn = pkt(0, 2, flags::SYN);
+        let mut syn = Fx::tcp(0, 2, flags::SYN);
         let l0 = f.node("L0");
         let cands = f.cands(l0, 2);
         let out = e.choose(&mut f.view(0), l0, &mut syn, &cands);
         e.on_departure(&mut f.view(0), l0, out, &mut syn);
         assert_eq!((syn.overlay.aux_flags, syn.size), (0, frame_bytes(0)));
-        let mut syn = pkt(0, 2, flags::SYN);
-        walk(&mut e, &mut f, 0, &mut syn);
-        let mut sa = answer(&syn, flags::SYN | flags::ACK);
-        walk(&mut e, &mut f, 0, &mut sa);
-        let ack = answer(&syn, flags::ACK);
+        let mut syn = Fx::tcp(0, 2, flags::SYN);
+        f.walk(&mut e, 0, &mut syn);
+        let mut sa = Fx::answer(&syn, flags::SYN | flags::ACK);
+        f.walk(&mut e, 0, &mut sa);
+        let ack = Fx::answer(&syn, flags::ACK);
         assert_eq!(e.pins.lookup(fwd_key(f.node("L1"), &ack), 0), None);
         assert_eq!((e.n[0], e.n[1]), (1, 0));
     }
@@ -544,26 +483,16 @@ mod tests {
         let mut f = Fx::leaf_spine(2, 2, 1);
         let mut e = socc(&f, 1);
         set(&mut e, &f, true, f.link("L0->S0"), 5);
-        let mut syn = pkt(0, 2, flags::SYN);
-        walk(&mut e, &mut f, 0, &mut syn);
-        walk(
-            &mut e,
-            &mut f,
-            0,
-            &mut answer(&syn, flags::SYN | flags::ACK),
-        );
+        let mut syn = Fx::tcp(0, 2, flags::SYN);
+        f.walk(&mut e, 0, &mut syn);
+        f.walk(&mut e, 0, &mut Fx::answer(&syn, flags::SYN | flags::ACK));
         set(&mut e, &f, true, f.link("L0->S1"), 9);
         let t = 10 * US;
-        walk(&mut e, &mut f, t, &mut pkt(0, 2, flags::SYN));
-        walk(
-            &mut e,
-            &mut f,
-            t,
-            &mut answer(&syn, flags::SYN | flags::ACK),
-        );
+        f.walk(&mut e, t, &mut Fx::tcp(0, 2, flags::SYN));
+        f.walk(&mut e, t, &mut Fx::answer(&syn, flags::SYN | flags::ACK));
         assert_eq!(e.n[0], 2);
         assert_eq!(
-            walk(&mut e, &mut f, t, &mut pkt(0, 2, flags::ACK))[0],
+            f.walk(&mut e, t, &mut Fx::tcp(0, 2, flags::ACK))[0],
             "L0->S1#0"
         );
     }

@@ -170,14 +170,22 @@ impl SchemeConfig {
             SchemeConfig::ExpeditusSocc(c) | SchemeConfig::PathOracle(c) => c.validate(path),
         }
     }
+    /// Whether the scheme chooses a connection's path on its TCP handshake.
+    pub fn chooses_on_handshake(&self) -> bool {
+        matches!(
+            self,
+            SchemeConfig::Expeditus(_)
+                | SchemeConfig::ExpeditusSocc(_)
+                | SchemeConfig::PathOracle(_)
+        )
+    }
     /// Whether the scheme can run on `topo`; the error names the topology field and says
     /// what the scheme needs.
     pub fn check_topology(&self, topo: &crate::net::topology::TopologyConfig) -> Result<(), Error> {
-        match self {
-            SchemeConfig::Expeditus(_)
-            | SchemeConfig::ExpeditusSocc(_)
-            | SchemeConfig::PathOracle(_) => clos::check_topology(topo, &self.name()),
-            _ => Ok(()),
+        if self.chooses_on_handshake() {
+            clos::check_topology(topo, &self.name())
+        } else {
+            Ok(())
         }
     }
     /// Build the scheme: its switch balancer, and for host-side schemes its edge shim or its

@@ -9,7 +9,7 @@
 
 use super::clos::{fwd_key, least, mark, will_enqueue, Clos, FlowPins, NONE16};
 use super::expeditus_socc::ExpeditusSoccConfig;
-use super::{ecmp_pick, ecmp_salt, Balancer, BuildCtx, LbView};
+use super::{ecmp_pick, ecmp_salts, Balancer, BuildCtx, LbView};
 use crate::net::packet::{flags, Packet};
 use crate::rng::{stream, Rng};
 
@@ -19,13 +19,11 @@ impl ExpeditusSoccConfig {
             clos: Clos::new(ctx.g),
             meters: self.meters(ctx, false),
             pins: FlowPins::new(self.entry_lifetime.0, false),
-            salts: (0..ctx.g.nodes.len() as u32)
-                .map(|s| ecmp_salt(s, ctx.ecmp_salt))
-                .collect(),
+            salts: ecmp_salts(ctx),
             rng: Rng::new(ctx.seed, stream::SCHEME),
             costs: vec![],
             paths: vec![],
-            n: [0; 3],
+            n: [0; 4],
         }
     }
 }
@@ -40,8 +38,9 @@ pub struct PathOracle {
     costs: Vec<u32>,
     /// (edge uplink position, core position or NONE16), parallel to `costs`.
     paths: Vec<(u16, u16)>,
-    /// Choices, next hops taken from an entry or label, next hops by ECMP.
-    n: [u64; 3],
+    /// Choices, next hops taken from an entry or label, next hops by ECMP, choices drawn at
+    /// random among equally good paths.
+    n: [u64; 4],
 }
 
 impl PathOracle {
@@ -99,7 +98,9 @@ impl PathOracle {
                 self.paths.push((a as u16, j as u16));
             }
         }
-        least(&self.costs, &mut self.rng).map(|i| self.paths[i])
+        let (i, tie) = least(&self.costs, &mut self.rng)?;
+        self.n[3] += tie as u64;
+        Some(self.paths[i])
     }
 }
 
@@ -158,6 +159,7 @@ impl Balancer for PathOracle {
             ("choices", self.n[0]),
             ("pinned_hops", self.n[1]),
             ("ecmp_hops", self.n[2]),
+            ("tied_choices", self.n[3]),
         ]
     }
 }
@@ -167,46 +169,10 @@ mod tests {
     use super::*;
     use crate::lb::testutil::Fx;
     use crate::net::packet::frame_bytes;
-    use crate::units::{Time, PS_PER_MS};
+    use crate::units::PS_PER_MS;
 
     fn oracle(f: &Fx, seed: u64) -> PathOracle {
         ExpeditusSoccConfig::default().build_oracle(&f.ctx(seed))
-    }
-
-    fn pkt(src: u32, dst: u32, fl: u8) -> Packet {
-        Packet {
-            src,
-            dst,
-            sport: 1000,
-            dport: 80,
-            size: frame_bytes(0),
-            flags: fl,
-            ..Default::default()
-        }
-    }
-
-    /// Forward `p` from its source host to its destination as `sim::forward` does; the links.
-    fn walk(e: &mut PathOracle, f: &mut Fx, t: Time, p: &mut Packet) -> Vec<String> {
-        let mut l = f.g.host_uplink[p.src as usize];
-        let mut path = vec![];
-        while !f.g.is_host(f.g.links[l as usize].to) {
-            let sw = f.g.links[l as usize].to;
-            e.on_arrival(&mut f.view(t), sw, l, p);
-            let out = if f.g.host_tor[p.dst as usize] == sw {
-                f.g.links[f.g.host_uplink[p.dst as usize] as usize].reverse
-            } else {
-                let cands = f.cands(sw, p.dst);
-                if cands.len() == 1 {
-                    cands[0]
-                } else {
-                    e.choose(&mut f.view(t), sw, p, &cands)
-                }
-            };
-            e.on_departure(&mut f.view(t), sw, out, p);
-            path.push(f.g.link_name(out));
-            l = out;
-        }
-        path
     }
 
     /// Bytes that read `lvl` and a half levels on link `l` with the default meters
@@ -253,10 +219,10 @@ mod tests {
                     o.meters
                         .add_out(f.link(l), 0, level_bytes(&f, f.link(l), lvl));
                 }
-                let mut syn = pkt(0, 4, flags::SYN);
-                let sp = walk(&mut o, &mut f, 0, &mut syn);
-                let mut d = pkt(0, 4, flags::ACK);
-                let dp = walk(&mut o, &mut f, 0, &mut d);
+                let mut syn = Fx::tcp(0, 4, flags::SYN);
+                let sp = f.walk(&mut o, 0, &mut syn);
+                let mut d = Fx::tcp(0, 4, flags::ACK);
+                let dp = f.walk(&mut o, 0, &mut d);
                 assert_eq!(sp, dp, "the SYN took the chosen path too");
                 let p = format!("{}-{}", &dp[1][..4], &dp[1][6..8]);
                 if !seen.contains(&p) {
@@ -298,9 +264,9 @@ mod tests {
                     o.meters
                         .add_out(f.link(l), 0, level_bytes(&f, f.link(l), lvl));
                 }
-                walk(&mut o, &mut f, 0, &mut pkt(src, dst, flags::SYN));
-                let mut d = pkt(src, dst, flags::ACK);
-                let first = walk(&mut o, &mut f, 0, &mut d)[0].clone();
+                f.walk(&mut o, 0, &mut Fx::tcp(src, dst, flags::SYN));
+                let mut d = Fx::tcp(src, dst, flags::ACK);
+                let first = f.walk(&mut o, 0, &mut d)[0].clone();
                 assert_eq!(d.overlay.aux_flags & mark::LABEL, 0);
                 if !seen.contains(&first) {
                     seen.push(first);
@@ -317,17 +283,17 @@ mod tests {
         let mut o = oracle(&f, 1);
         o.meters
             .add_out(f.link("E0_0->A0_0"), 0, level_bytes(&f, 0, 5));
-        walk(&mut o, &mut f, 0, &mut pkt(0, 4, flags::SYN));
+        f.walk(&mut o, 0, &mut Fx::tcp(0, 4, flags::SYN));
         // Later loads do not move the connection while its entry lives...
         o.meters
             .add_out(f.link("E0_0->A0_1"), 0, level_bytes(&f, 0, 50));
         let t = 50 * PS_PER_MS;
         assert_eq!(
-            walk(&mut o, &mut f, t, &mut pkt(0, 4, flags::ACK))[0],
+            f.walk(&mut o, t, &mut Fx::tcp(0, 4, flags::ACK))[0],
             "E0_0->A0_1#0"
         );
         // ... and after 100 ms without a packet the data go by ECMP, without a label.
-        let mut d = pkt(0, 4, flags::ACK);
+        let mut d = Fx::tcp(0, 4, flags::ACK);
         let sw = f.node("E0_0");
         let cands = f.cands(sw, 4);
         let want = ecmp_pick(&d, o.salts[sw as usize], &cands);

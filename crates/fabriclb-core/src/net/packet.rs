@@ -59,7 +59,7 @@ pub struct Overlay {
     pub fb_valid: bool,
     /// Source ToR (tunnel endpoint) index.
     pub src_tor: u16,
-    /// Path label chosen at the source (edge schemes: overlay source port; Expeditus: path).
+    /// Path label chosen at the source (edge schemes: overlay source port).
     pub path: u16,
     /// Edge-scheme feedback fields (e.g. EMAN FB_Path_ID / FB_Path_RRate); Expeditus: the
     /// stamping switch and a handshake header's slot (`lb::clos`).

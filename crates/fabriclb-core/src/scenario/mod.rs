@@ -357,7 +357,20 @@ impl Scenario {
     /// field that contradicts its kernel profile). Follows from the scenario alone, so the
     /// canonical form gives the same warnings.
     pub fn warnings(&self) -> Vec<String> {
-        self.transport.warnings("transport")
+        let mut w = self.transport.warnings("transport");
+        if self.scheme.chooses_on_handshake() {
+            for (i, wl) in self.workload.iter().enumerate() {
+                if wl.persistent() {
+                    w.push(format!(
+                        "workload[{i}]: its flows run on pre-established connections, without a \
+                         handshake; scheme \"{}\" chooses paths on the handshake, so it routes \
+                         them by ECMP",
+                        self.scheme.name()
+                    ));
+                }
+            }
+        }
+        w
     }
 
     /// Range checks that need more than one field or that serde cannot express.

@@ -144,6 +144,14 @@ impl WorkloadConfig {
     ) -> Result<(), Error> {
         each!(self, c => c.generate(path, ctx, rng, out))
     }
+    /// Whether the flows run on pre-established (persistent) connections, without a handshake.
+    pub fn persistent(&self) -> bool {
+        match self {
+            WorkloadConfig::ClientServer(_) => true,
+            WorkloadConfig::Incast(c) => c.persistent,
+            _ => false,
+        }
+    }
     /// Pattern names, read from the schema of this enum (the enum is the only list).
     pub fn patterns() -> Vec<String> {
         crate::lb::tag_names::<WorkloadConfig>("pattern")
