@@ -4,6 +4,7 @@
 #   make demo      install, then run the quick-start scenario and print its summary
 #   make test      install, then cargo test (core) and pytest (Python package, CLI)
 #   make bench     named benchmarks with the speed probe as yardstick
+#   make fuzz      the long fuzzer: mutated scenarios through validate and short runs
 #   make docs      regenerate docs/SCENARIO_REFERENCE.md, docs/scenario.schema.json and the
 #                  experiment rules in docs/LAB.md
 #   make clean     remove build outputs (keeps .venv)
@@ -22,7 +23,7 @@ RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null
 	$(wildcard workloads/*.cdf)
 STAMP := $(VENV)/.fabriclb-installed
 
-.PHONY: install demo test test-rust test-python bench docs clean reproduce-quick
+.PHONY: install demo test test-rust test-python fuzz bench docs clean reproduce-quick
 
 install: $(STAMP)
 
@@ -68,6 +69,12 @@ test-rust:
 
 test-python: install
 	$(BIN)/pytest -q python/tests
+
+# `make test` runs a short deterministic budget of the same fuzzer (python/tests/test_fuzz.py).
+FUZZ_EXAMPLES ?= 1500
+fuzz: install
+	FABRICLB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FABRICLB_FUZZ_SEED=$${FABRICLB_FUZZ_SEED:-$$(date +%s)} \
+		$(BIN)/pytest -q -s -p no:cacheprovider --timeout=0 python/tests/test_fuzz.py
 
 bench: install
 	$(BIN)/fabriclb bench --probe --repeat 3 LS128 FT432 LS2048

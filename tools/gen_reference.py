@@ -20,6 +20,29 @@ REPO = Path(__file__).resolve().parents[1]
 Schema = Dict[str, Any]
 
 
+def load_limits() -> List[Tuple[str, int, str]]:
+    from fabriclb import _core
+
+    return [(str(n), int(v), str(w)) for n, v, w in _core.limits()]
+
+
+def limits_section(limits: List[Tuple[str, int, str]]) -> str:
+    rows = [
+        "## Limits",
+        "",
+        "Everything a scenario can make the simulator allocate or compute is bounded, and checked",
+        "(without overflow) when the scenario is validated, before anything large is built: a",
+        "scenario within the limits validates in seconds and runs without exhausting memory; one",
+        "beyond them is rejected (exit 2) with an error naming the field. Files (scenarios, CDFs)",
+        "must be regular files: a FIFO or a device is refused. (`crates/fabriclb-core/src/limits.rs`.)",
+        "",
+        "| limit | value | what it bounds |",
+        "|---|---|---|",
+    ]
+    rows += [f"| {n} | {v:,} | {cell(w)} |" for n, v, w in limits]
+    return "\n".join(rows) + "\n\n"
+
+
 def load_schema() -> Schema:
     try:
         from fabriclb import _core
@@ -138,12 +161,15 @@ class Doc:
             t = f"list of {it}"
             if ia and ia != "see below":
                 allowed.append(ia)
-        if "minimum" in target and not (fmt.startswith("uint") and target["minimum"] == 0):
-            allowed.append(f">= {target['minimum']:g}")
         if fmt.startswith("uint"):
-            allowed.append("integer >= 0")
-        if "maximum" in target:
-            allowed.append(f"<= {target['maximum']:g}")
+            lo = target.get("minimum", 0)
+            hi = target.get("maximum", {"uint8": 255, "uint16": 65535}.get(fmt))
+            allowed.append(f"integer {lo:g}..={hi:g}" if hi is not None else f"integer >= {lo:g}")
+        else:
+            if "minimum" in target:
+                allowed.append(f">= {target['minimum']:g}")
+            if "maximum" in target:
+                allowed.append(f"<= {target['maximum']:g}")
         if "pattern" in target:
             allowed.append(f"pattern `{target['pattern']}`")
         if fmt in ("double", "float"):
@@ -228,7 +254,7 @@ class Doc:
             "",
         ]
         self.section("Top level", self.root, 2)
-        return "\n".join(head) + "\n".join(self.sections)
+        return "\n".join(head) + "\n".join(self.sections) + "\n" + limits_section(load_limits())
 
 
 def main(argv: Optional[List[str]] = None) -> int:

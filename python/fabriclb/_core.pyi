@@ -22,10 +22,6 @@ def load_scenario(
     """Parse and validate a scenario; returns its canonical JSON (sorted keys). With ``build``,
     also build the network and the traffic as a run would, without simulating."""
 
-def scenario_warnings(scenario_json: str) -> List[str]:
-    """Warnings about a validated scenario (canonical JSON): allowed but probably not meant,
-    e.g. a transport field that its kernel profile cannot have."""
-
 def run(scenario_json: str, progress: Optional[Callable[[float], object]] = None) -> Dict[str, Union[str, TableColumns]]:
     """Run a scenario given as JSON. Keys: "summary" and "scenario" (JSON strings), "flows",
     "ports", "windows", "queues", "traces" (TableColumns). Releases the GIL; calls
@@ -37,6 +33,12 @@ def bench(name: str) -> str:
 def bench_names() -> List[str]: ...
 def scheme_names() -> List[str]: ...
 def workload_patterns() -> List[str]: ...
+def check(scenario_json: str) -> List[str]:
+    """Build a validated scenario as a run would, without simulating; the run's warnings."""
+
+def limits() -> List[Tuple[str, int, str]]:
+    """The limits on scenarios: (name, value, what it bounds)."""
+
 def json_schema() -> str:
     """The JSON Schema (draft 7) of scenario files."""
 

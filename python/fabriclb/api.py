@@ -25,6 +25,8 @@ __all__ = [
     "ProgressArg",
     "load_scenario",
     "validate",
+    "check",
+    "read_text_file",
     "run",
     "bench",
     "bench_names",
@@ -94,24 +96,72 @@ def _looks_like_path(s: str) -> bool:
     return bool(t) and "\n" not in t and "=" not in t and not t.startswith("{")
 
 
+#: Largest scenario file read (the core's `limits::MAX_FILE_BYTES`).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def read_text_file(p: Path, what: str = "scenario file") -> str:
+    """The UTF-8 text of a regular file of at most :data:`MAX_FILE_BYTES`. A FIFO, a device or
+    a socket is refused before it is opened (reading one could block or never end)."""
+    import stat
+
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ScenarioError(f"{what} {p} does not exist", kind="io") from None
+    except OSError as e:
+        raise ScenarioError(f"cannot read {what} {p}: {e.strerror or e}", kind="io") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ScenarioError(f"{what} {p} is a directory, not a file", kind="io")
+    if not stat.S_ISREG(st.st_mode):
+        raise ScenarioError(f"{what} {p} is not a regular file (a FIFO, device or socket); give a file", kind="io")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ScenarioError(f"{what} {p} is {st.st_size} bytes, larger than the limit of {MAX_FILE_BYTES}", kind="io")
+    try:
+        with open(p, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ScenarioError(f"cannot read {what} {p}: {e.strerror or e}", kind="io") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ScenarioError(f"{what} {p} is larger than the limit of {MAX_FILE_BYTES} bytes", kind="io")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{what} {p} is not UTF-8 text", kind="io") from None
+
+
+def _non_finite(v: Any, path: str = "") -> Optional[str]:
+    """The path of the first NaN or infinity in a Python scenario value, if any."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return path
+    if isinstance(v, Mapping):
+        for k, x in v.items():
+            found = _non_finite(x, f"{path}.{k}" if path else str(k))
+            if found is not None:
+                return found
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            found = _non_finite(x, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
 def _read(scenario: ScenarioLike) -> Tuple[str, str, Optional[str]]:
     """(text, format, source name) of a scenario given in any accepted form."""
     if isinstance(scenario, Mapping):
+        bad = _non_finite(scenario)
+        if bad is not None:
+            raise ScenarioError(
+                f"invalid scenario field `{bad}`: NaN and infinity are not allowed; numbers must be finite",
+                kind="config",
+                field=bad,
+            )
         return json.dumps(scenario), "json", None
     if isinstance(scenario, os.PathLike) or (isinstance(scenario, str) and _looks_like_path(scenario)):
         p = Path(os.fspath(scenario))
         fmt = "json" if p.suffix.lower() == ".json" else "toml"
-        try:
-            text = p.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ScenarioError(f"scenario file {p} does not exist", kind="io") from None
-        except IsADirectoryError:
-            raise ScenarioError(f"scenario file {p} is a directory, not a file", kind="io") from None
-        except UnicodeDecodeError:
-            raise ScenarioError(f"scenario file {p} is not UTF-8 text", kind="io") from None
-        except OSError as e:
-            raise ScenarioError(f"cannot read scenario file {p}: {e.strerror or e}", kind="io") from None
-        return text, fmt, str(p)
+        return read_text_file(p), fmt, str(p)
     if isinstance(scenario, str):
         return scenario, ("json" if scenario.lstrip().startswith("{") else "toml"), None
     raise TypeError(f"a scenario is a path, a dict or TOML/JSON text, not {type(scenario).__name__}")
@@ -172,13 +222,22 @@ def _override_pairs(overrides: Overrides) -> List[Tuple[str, str]]:
 def _with_source(e: FabriclbError, source: Optional[str]) -> FabriclbError:
     if source is None:
         return e
-    new = type(e)(f"{source}: {e.message}", kind=e.kind, field=e.field)
-    return new
+    # Files next to the scenario (CDFs) are named as the user reached them, not by the
+    # absolute path the core resolved them to.
+    msg = e.message
+    base = str(Path(source).resolve().parent) + os.sep
+    shown = os.path.join(os.path.dirname(source), "")
+    msg = msg.replace(base, shown)
+    return type(e)(f"{source}: {msg}", kind=e.kind, field=e.field)
 
 
-def _load_json(scenario: ScenarioLike, overrides: Overrides = None, seed: Optional[int] = None,
-               build: bool = False) -> str:
-    """Canonical JSON of the validated scenario (built as a run would build it, with ``build``)."""
+def _load_json(scenario: ScenarioLike, overrides: Overrides = None, seed: Optional[int] = None) -> str:
+    """Canonical JSON of the validated scenario."""
+    return _load(scenario, overrides, seed)[0]
+
+
+def _load(scenario: ScenarioLike, overrides: Overrides = None, seed: Optional[int] = None) -> Tuple[str, Optional[str]]:
+    """Canonical JSON of the validated scenario, and the file it came from (if any)."""
     text, fmt, source = _read(scenario)
     pairs = _override_pairs(overrides)
     if seed is not None:
@@ -187,10 +246,10 @@ def _load_json(scenario: ScenarioLike, overrides: Overrides = None, seed: Option
         pairs.append(("seed", str(seed)))
     try:
         base_dir = str(Path(source).resolve().parent) if source is not None else None
-        canonical: str = _core().load_scenario(text, fmt, pairs, base_dir, build)
+        canonical: str = _core().load_scenario(text, fmt, pairs, base_dir, False)
     except FabriclbError as e:
         raise _with_source(e, source) from None
-    return canonical
+    return canonical, source
 
 
 def load_scenario(scenario: ScenarioLike, overrides: Overrides = None) -> Dict[str, Any]:
@@ -208,18 +267,21 @@ def load_scenario(scenario: ScenarioLike, overrides: Overrides = None) -> Dict[s
 def validate(scenario: ScenarioLike, overrides: Overrides = None) -> Dict[str, Any]:
     """Check a scenario as far as a run would before simulating: :func:`load_scenario`'s
     validation, then building the network and the traffic (host names in workloads, CDF files,
-    pattern limits). Returns the canonical scenario; raises :class:`ScenarioError` on bad input."""
-    out: Dict[str, Any] = json.loads(_load_json(scenario, overrides, build=True))
-    return out
+    pattern limits). Returns the canonical scenario; raises :class:`ScenarioError` on bad input.
+    Writes nothing."""
+    return check(scenario, overrides)[0]
 
 
-def scenario_warnings(scenario: ScenarioLike, overrides: Overrides = None) -> List[str]:
-    """What a valid scenario asks for that is probably not meant, one sentence each (e.g.
-    ``transport.tsq`` set beside ``transport.profile = "linux-2.6.26"``, a kernel without TCP
-    Small Queues). The CLI prints these on stderr; a run's ``summary.json`` lists them under
-    ``warnings``."""
-    out: List[str] = _core().scenario_warnings(_load_json(scenario, overrides))
-    return out
+def check(scenario: ScenarioLike, overrides: Overrides = None) -> Tuple[Dict[str, Any], List[str]]:
+    """As :func:`validate`, and the warnings a run of the scenario would report in
+    ``summary.json`` (no measured traffic, more load offered than the links can carry...)."""
+    sc_json, source = _load(scenario, overrides)
+    try:
+        warnings: List[str] = list(_core().check(sc_json))
+    except FabriclbError as e:
+        raise _with_source(e, source) from None
+    out: Dict[str, Any] = json.loads(sc_json)
+    return out, warnings
 
 
 # ----------------------------------------------------------------------------- runs

@@ -19,6 +19,7 @@ import os
 import re
 import sys
 import traceback
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -93,8 +94,25 @@ def register_list_section(title: str) -> Callable[[Callable[[], List[Tuple[str, 
 # ----------------------------------------------------------------------------- helpers
 
 
+def printable(msg: str) -> str:
+    """``msg`` with control and format characters (escape sequences, carriage returns, bidi
+    overrides...) escaped, so that text from a scenario cannot rewrite the terminal.
+    Newlines and tabs stay."""
+    out = []
+    for c in msg:
+        if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf"):
+            out.append(c)
+        else:
+            out.append(c.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
+
+
 def _err(msg: str) -> None:
-    print(f"fabriclb: {msg.rstrip()}", file=sys.stderr)
+    print(f"fabriclb: {printable(msg.rstrip())}", file=sys.stderr)
+
+
+def _warn(msg: str) -> None:
+    _err(f"warning: {msg}")
 
 
 def _add_scenario_args(p: argparse.ArgumentParser) -> None:
@@ -202,17 +220,20 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 @register("run", "run one scenario and write summary.json, flows.csv, ports.csv, windows.csv", _run_args)
 def cmd_run(args: argparse.Namespace) -> int:
     from .progress import ProgressBar
+    from .result import check_out_dir
 
     if args.seed is not None and args.seed < 0:
         raise ScenarioError(f"--seed must be >= 0, not {args.seed}", kind="config", field="seed")
     # Validate first so that input errors come before any output folder is made.
     sc = api.load_scenario(args.scenario, args.overrides)
-    _print_warnings(sc)
+    check_out_dir(args.out)
     bar = ProgressBar(enabled=not args.quiet)
     try:
         res = api.run(sc, seed=args.seed, progress=bar)
     finally:
         bar.close()
+    for w in res.summary.get("warnings", []):
+        _warn(w)
     try:
         out = res.write(args.out)
     except OSError as e:
@@ -224,21 +245,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _print_warnings(sc: Dict[str, Any]) -> None:
-    for w in api.scenario_warnings(sc):
-        print(f"fabriclb: warning: {w}", file=sys.stderr)
-
-
 # ----------------------------------------------------------------------------- validate
 
 
 @register("validate", "check a scenario file and print a one-line description", _add_scenario_args)
 def cmd_validate(args: argparse.Namespace) -> int:
-    sc = api.validate(args.scenario, args.overrides)
-    _print_warnings(sc)
+    sc, warnings = api.check(args.scenario, args.overrides)
+    for w in warnings:
+        _warn(w)
     name = sc.get("name") or Path(args.scenario).stem
-    print(f"ok: {name}")
-    print(describe(sc))
+    print(printable(f"ok: {name}"))
+    print(printable(describe(sc)))
     return EXIT_OK
 
 

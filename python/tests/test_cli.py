@@ -224,9 +224,13 @@ def test_an_override_a_kernel_cannot_do_warns_and_runs(tiny: Path, tmp_path: Pat
     assert len(summary["warnings"]) == 1 and "transport.tsq" in summary["warnings"][0]
     assert set(summary["tcp"]) == {"recoveries", "early_retransmits", "loss_probes", "undos"}
     # The same from Python; a tunable beside a profile does not warn.
-    sc = fabriclb.load_scenario(tiny, {"transport.profile": "linux-3.10", "transport.min_rto": "1ms"})
-    assert fabriclb.scenario_warnings(sc) == []
+    from fabriclb.api import check
+
+    sc, warnings = check(tiny, {"transport.profile": "linux-3.10", "transport.min_rto": "1ms"})
+    assert not [w for w in warnings if "transport" in w], warnings
     assert sc["transport"]["cc"] == "cubic-linux-3.10" and sc["transport"]["min_rto"] == "1ms"
+    _, warnings = check(tiny, {"transport.profile": "linux-2.6.26", "transport.tsq": "128KiB"})
+    assert any(w.startswith("transport.tsq contradicts") for w in warnings), warnings
 
 
 REQUIRED_SUMMARY_KEYS = [

@@ -519,8 +519,11 @@ def test_sweep_cli(tiny_file: Path, tmp_path: Path) -> None:
     res = subprocess.run(run, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "4 points: 0 computed, 4 from the cache, 0 failed" in res.stdout
+
+    # A grid value that is bad input is refused before any point runs (exit 2, issue 28).
     args = parser.parse_args(["sweep", str(tiny_file), "--grid", "scheme.name=ecmp,nope", "--out", str(tmp_path / "s2"), "-j", "1", "-q"])
-    assert args._handler(args) == 3
+    assert args._handler(args) == 2
+    assert not (tmp_path / "s2" / "table.csv").exists()
 
 
 # ----------------------------------------------------------------------------- experiments

@@ -56,9 +56,10 @@ pub fn load_scenario_in(
 
 /// Everything a run checks before it simulates, without simulating: what validation cannot
 /// see without building the network and the traffic (host names in workloads, CDF files,
-/// pattern-specific limits). Building costs about as much as generating the flows.
-pub fn check(sc: &Scenario) -> Result<(), Error> {
-    crate::sim::Sim::build(sc).map(|_| ())
+/// pattern-specific limits). Building costs about as much as generating the flows. Returns
+/// the warnings a run would put in its summary (`warnings`). Writes nothing.
+pub fn check(sc: &Scenario) -> Result<Vec<String>, Error> {
+    crate::sim::Sim::build(sc).map(|s| s.warnings)
 }
 
 /// Run a validated scenario.

@@ -22,6 +22,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 pub mod lb;
+pub mod limits;
 pub mod net;
 pub mod rng;
 pub mod scenario;

@@ -31,7 +31,7 @@ use crate::net::dre::DreParams;
 use crate::net::packet::{flags, frame_bytes, Arena, Packet, PktId, OVERLAY_HDR, PREAMBLE_IFG};
 use crate::net::port::{Enqueue, Port, PortMark};
 use crate::net::routing::Routes;
-use crate::net::topology::{Graph, Role};
+use crate::net::topology::Graph;
 use crate::rng::{stream, Rng};
 use crate::scenario::{FailureKind, Scenario};
 use crate::transport::tcp::NEVER;
@@ -187,19 +187,6 @@ pub(crate) struct Counters {
     pub no_route_drops: u64,
 }
 
-/// Rows of the windows table, built as the run goes.
-#[derive(Default)]
-pub(crate) struct WindowRows {
-    pub window: Vec<u64>,
-    pub t_start_ms: Vec<f64>,
-    pub name: Vec<String>,
-    pub kind: Vec<String>,
-    pub tx_bytes: Vec<u64>,
-    pub throughput_gbps: Vec<f64>,
-    pub utilization: Vec<f64>,
-    pub imbalance: Vec<f64>,
-}
-
 #[derive(Default)]
 pub(crate) struct TraceRows {
     pub t_ms: Vec<f64>,
@@ -249,12 +236,9 @@ pub struct Sim {
     pools_rt: Vec<PoolRt>,
     pool_links: Vec<PoolLink>,
     pub(crate) c: Counters,
-    win_bytes: Vec<u64>,
-    win_index: u64,
-    pub(crate) windows: WindowRows,
+    /// Per-window link throughput (windows.csv).
+    pub(crate) windows: crate::stats::windows::Windows,
     pub(crate) traces: TraceRows,
-    /// Leaves and their uplinks, for the imbalance metric.
-    leaf_uplinks: Vec<(u32, Vec<u32>)>,
     /// host -> the ToR's downlink toward it.
     host_downlink: Vec<u32>,
     pub(crate) end_arrivals: Time,
@@ -263,7 +247,10 @@ pub struct Sim {
     end_time: Time,
     violation: Option<String>,
     check: bool,
+    /// Opened when the run starts (building, as `validate` does, writes nothing).
     pcap: Option<crate::stats::pcap::PcapWriter>,
+    /// Things the user should know about a scenario that runs (summary.json `warnings`).
+    pub(crate) warnings: Vec<String>,
     pcap_links: Vec<bool>,
     pub(crate) wall_s: f64,
     pub(crate) sim_end: Time,
@@ -343,12 +330,6 @@ impl Sim {
                 pcap_links[l as usize] = true;
             }
         }
-        let pcap = match &sc.measure.pcap_file {
-            Some(path) if !sc.measure.pcap_links.is_empty() => {
-                Some(crate::stats::pcap::PcapWriter::create(path)?)
-            }
-            _ => None,
-        };
 
         // Failures: expand into a time-sorted list of link changes.
         let mut changes = vec![];
@@ -487,23 +468,12 @@ impl Sim {
         }
         specs.retain(|s| s.start_ps < sc.duration.0);
         specs.sort_by_key(|s| s.start_ps);
-        let leaf_uplinks = g
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| n.role == Role::Leaf)
-            .map(|(i, n)| {
-                (
-                    i as u32,
-                    n.ports
-                        .iter()
-                        .copied()
-                        .filter(|&l| !g.is_host(g.links[l as usize].to))
-                        .collect::<Vec<_>>(),
-                )
-            })
-            .filter(|(_, ups)| ups.len() >= 2)
-            .collect();
+        let warnings = sc.check_with_traffic(&g, &specs)?;
+        let windows = crate::stats::windows::Windows::new(
+            &g,
+            sc.measure.window.0,
+            (frame_mtu as u32 + OVERLAY_HDR + PREAMBLE_IFG) as u64,
+        );
         let host_downlink = g
             .host_uplink
             .iter()
@@ -554,18 +524,16 @@ impl Sim {
                 None => Vec::new(),
             },
             c: Counters::default(),
-            win_bytes: vec![0; n_links],
-            win_index: 0,
-            windows: WindowRows::default(),
+            windows,
             traces: TraceRows::default(),
-            leaf_uplinks,
             host_downlink,
             end_arrivals: sc.duration.0,
             arrivals_done: false,
             end_time: sc.duration.0 + sc.drain.0,
             violation: None,
             check,
-            pcap,
+            pcap: None,
+            warnings,
             pcap_links,
             wall_s: 0.0,
             sim_end: 0,
@@ -589,7 +557,7 @@ impl Sim {
             let t = s.start_ps;
             sim.schedule(t, Ev::Flow);
         }
-        let w = sim.sc.measure.window.0;
+        let w = sim.windows.close_at();
         sim.schedule(w, Ev::Window);
         if !sim.sc.measure.trace_flows.is_empty() {
             let t = sim.sc.measure.trace_interval.0;
@@ -650,12 +618,15 @@ impl Sim {
         ls.into_iter().map(|l| self.g.link_name(l)).collect()
     }
 
-    /// The scheme's own counters, as a JSON object (empty for schemes without any).
+    /// The scheme's own counters (its balancer's and its edge shim's), as a JSON object
+    /// (empty for schemes without any).
     pub(crate) fn lb_counters(&self) -> serde_json::Value {
+        let shim = self.hosts.shim.as_ref().map(|s| s.counters());
         let m: serde_json::Map<_, _> = self
             .lb
             .counters()
             .into_iter()
+            .chain(shim.into_iter().flatten())
             .map(|(k, v)| (k.to_string(), v.into()))
             .collect();
         m.into()
@@ -664,6 +635,9 @@ impl Sim {
     /// Run to the end and produce the records.
     pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
         let t0 = std::time::Instant::now();
+        if let Some(path) = &self.sc.measure.pcap_file {
+            self.pcap = Some(crate::stats::pcap::PcapWriter::create(path)?);
+        }
         let horizon = self.end_time.max(1) as f64;
         let mut next_check = 0u64;
         while let Some((t, ev)) = self.q.pop() {
@@ -718,8 +692,8 @@ impl Sim {
             return Err(Error::Invariant(v));
         }
         self.check_conservation()?;
-        // Close the last partial window.
-        self.flush_window(now);
+        // Close the last windows.
+        self.windows.flush(&self.g, now, true);
         if let Some(p) = opts.progress.as_mut() {
             p(1.0);
         }
@@ -889,11 +863,9 @@ impl Sim {
             }
             Ev::Reroute => self.reroute(now),
             Ev::Window => {
-                self.flush_window(now);
-                let w = self.sc.measure.window.0;
-                if now + w <= self.end_time {
-                    self.schedule(now + w, Ev::Window);
-                }
+                self.windows.flush(&self.g, now, false);
+                let t = self.windows.close_at();
+                self.schedule(t, Ev::Window);
             }
             Ev::Trace => {
                 self.sample_traces(now);
@@ -1147,7 +1119,7 @@ impl Sim {
             let port = &mut self.ports[li];
             port.dre.add(now - port.delay_ps, wire, &self.dre);
         }
-        self.win_bytes[li] += wire as u64;
+        self.windows.credit(li, now, wire);
         if self.pcap.is_some() && self.pcap_links[li] {
             let p = *self.arena.get(id);
             if let Some(w) = self.pcap.as_mut() {
@@ -1274,57 +1246,6 @@ impl Sim {
             self.hosts.deliver(&net, now, &pk);
             self.flush_hosts(now);
         }
-    }
-
-    fn flush_window(&mut self, now: Time) {
-        let w = self.sc.measure.window.0;
-        let t_start = self.win_index * w;
-        if now <= t_start {
-            return;
-        }
-        let dur_s = (now - t_start) as f64 * 1e-12;
-        let rows = &mut self.windows;
-        for (l, d) in self.g.links.iter().enumerate() {
-            let b = self.win_bytes[l];
-            let kind = match (self.g.is_host(d.from), self.g.is_host(d.to)) {
-                (true, _) => "host-up",
-                (_, true) => "host-down",
-                _ => "fabric",
-            };
-            rows.window.push(self.win_index);
-            rows.t_start_ms.push(t_start as f64 * 1e-9);
-            rows.name.push(self.g.link_name(l as u32));
-            rows.kind.push(kind.into());
-            rows.tx_bytes.push(b);
-            let gbps = b as f64 * 8.0 / dur_s / 1e9;
-            rows.throughput_gbps.push(gbps);
-            rows.utilization
-                .push(gbps * 1e9 / self.nominal_rate[l] as f64);
-            rows.imbalance.push(f64::NAN);
-        }
-        for (leaf, ups) in &self.leaf_uplinks {
-            let vals: Vec<f64> = ups
-                .iter()
-                .map(|&l| self.win_bytes[l as usize] as f64)
-                .collect();
-            let avg = vals.iter().sum::<f64>() / vals.len() as f64;
-            let (mx, mn) = vals
-                .iter()
-                .fold((f64::MIN, f64::MAX), |(a, b), &v| (a.max(v), b.min(v)));
-            rows.window.push(self.win_index);
-            rows.t_start_ms.push(t_start as f64 * 1e-9);
-            rows.name
-                .push(format!("{}:uplinks", self.g.nodes[*leaf as usize].name));
-            rows.kind.push("leaf-uplink-imbalance".into());
-            rows.tx_bytes.push(vals.iter().sum::<f64>() as u64);
-            let gbps = vals.iter().sum::<f64>() * 8.0 / dur_s / 1e9;
-            rows.throughput_gbps.push(gbps);
-            rows.utilization.push(f64::NAN);
-            rows.imbalance
-                .push(if avg > 0.0 { (mx - mn) / avg } else { f64::NAN });
-        }
-        self.win_bytes.iter_mut().for_each(|b| *b = 0);
-        self.win_index += 1;
     }
 
     fn sample_traces(&mut self, now: Time) {

@@ -54,7 +54,7 @@ fn split_num(s: &str) -> Result<(f64, &str), String> {
 }
 
 macro_rules! unit_type {
-    ($name:ident, $inner:ident, $what:literal, $pattern:literal, $allowed:literal, [$(($u:literal, $mul:expr)),* $(,)?]) => {
+    ($name:ident, $inner:ident, $what:literal, $pattern:literal, $allowed:literal, $max:expr, $max_text:literal, [$(($u:literal, $mul:expr)),* $(,)?]) => {
         #[doc = concat!("A ", $what, " written with a unit (", $allowed, ").")]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
         pub struct $name(pub $inner);
@@ -71,8 +71,8 @@ macro_rules! unit_type {
                     return Err(format!("'{s}' is negative; a {} must be >= 0", $what));
                 }
                 let x = (v * mul).round();
-                if x > $inner::MAX as f64 {
-                    return Err(format!("'{s}' is too large"));
+                if x > $max as f64 {
+                    return Err(format!("'{s}' is too large; a {} must be at most {}", $what, $max_text));
                 }
                 Ok($name(x as $inner))
             }
@@ -140,6 +140,8 @@ unit_type!(
     "rate",
     r"^[0-9.eE+-]+\s*(bps|Kbps|Mbps|Gbps|Tbps)$",
     "bps, Kbps, Mbps, Gbps, Tbps",
+    crate::limits::MAX_RATE_BPS,
+    "1000Tbps",
     [
         ("bps", 1u64),
         ("Kbps", 1_000u64),
@@ -154,6 +156,8 @@ unit_type!(
     "duration",
     r"^[0-9.eE+-]+\s*(ps|ns|us|ms|s)$",
     "ps, ns, us, ms, s",
+    crate::limits::MAX_DURATION_S * PS_PER_S,
+    "86400s (one day)",
     [
         ("ps", 1u64),
         ("ns", PS_PER_NS),
@@ -168,6 +172,8 @@ unit_type!(
     "size",
     r"^[0-9.eE+-]+\s*(B|KB|MB|GB|KiB|MiB|GiB)$",
     "B, KB, MB, GB (powers of 1000), KiB, MiB, GiB",
+    crate::limits::MAX_BYTES,
+    "100GB",
     [
         ("B", 1u64),
         ("KB", 1_000u64),
@@ -198,17 +204,23 @@ impl BufSize {
                 if v.fract() != 0.0 {
                     return Err(format!("'{s}': a packet count must be whole"));
                 }
+                if v > crate::limits::MAX_BUFFER_PKTS as f64 {
+                    return Err(format!(
+                        "'{s}' is too large; at most {}pkt",
+                        crate::limits::MAX_BUFFER_PKTS
+                    ));
+                }
                 Ok(BufSize::Packets(v as u64))
             }
-            _ => Bytes::parse(s)
-                .map(|b| BufSize::Bytes(b.0))
-                .map_err(|_| format!("unit '{unit}' in '{s}' is not a buffer size; allowed units: pkt, B, KB, MB, KiB, MiB")),
+            "B" | "KB" | "MB" | "GB" | "KiB" | "MiB" | "GiB" => Bytes::parse(s).map(|b| BufSize::Bytes(b.0)),
+            _ => Err(format!("unit '{unit}' in '{s}' is not a buffer size; allowed units: pkt, B, KB, MB, GB, KiB, MiB, GiB")),
         }
     }
     pub fn bytes(self, frame_bytes: u64) -> u64 {
         match self {
             BufSize::Bytes(b) => b,
-            BufSize::Packets(n) => n * frame_bytes,
+            // Packets <= MAX_BUFFER_PKTS and frames < 10 KB: no overflow.
+            BufSize::Packets(n) => n.saturating_mul(frame_bytes),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! System tests of LetFlow, DRILL and WCMP (issue 24): behaviour their papers state, end to end
+//! System tests of LetFlow, DRILL, WCMP and FlowBender (issue 24): behaviour their papers state, end to end
 //! through the public API. Numbers and their justification: docs/COMPANIONS.md. Every run
 //! here also checks the invariants (packet conservation, queue <= capacity, no event in the
 //! past): `measure.check_invariants` is on by default and a violation makes `run` fail.
@@ -297,6 +297,94 @@ fn wcmp_split_follows_capacity() {
     }
 }
 
+/// Long flows from the hosts of L0 to those of L1 over 10 G spines, hosts at 10 G: a flow with
+/// an uplink to itself runs at 10 G; flows that share one split it, and its queue passes K.
+fn long_flows(spines: u32, flows: &[(u32, u32)]) -> String {
+    let list: Vec<String> = flows
+        .iter()
+        .map(|(s, d)| format!("{{ src = \"H{s}\", dst = \"H{d}\", size = \"1GB\" }}"))
+        .collect();
+    format!(
+        r#"
+duration = "30ms"
+drain = "1ms"
+[topology]
+kind = "leaf-spine"
+leaves = 2
+spines = {spines}
+hosts_per_leaf = {spines}
+host_rate = "10Gbps"
+fabric_rate = "10Gbps"
+[transport]
+ecn = true
+min_rto = "5ms"
+[switch]
+ecn_threshold = "65pkt"
+buffer = "600pkt"
+[measure]
+window = "1ms"
+[[workload]]
+pattern = "explicit"
+flows = [{}]
+"#,
+        list.join(", ")
+    )
+}
+
+#[test]
+fn flowbender_moves_an_ecn_marked_flow() {
+    // FlowBender (§9): a flow whose ACKs come back marked in more than 5% of their bytes for
+    // one RTT rehashes. Four flows on four spines: ECMP leaves some uplinks shared and some
+    // idle; FlowBender starts on the same paths (V = 0) and moves the marked flows until each
+    // has an uplink to itself. Flows that ECMP already put apart see no marks and never move.
+    let wire = |o: &Out, spines: u32| -> Vec<f64> {
+        (0..spines)
+            .map(|s| {
+                let (from, to) = (20.0, 30.0);
+                let w = &o.r.windows;
+                let (Some(Column::Str(name)), Some(Column::F64(t)), Some(Column::F64(g))) =
+                    (w.get("name"), w.get("t_start_ms"), w.get("throughput_gbps"))
+                else {
+                    panic!("windows table columns")
+                };
+                let link = format!("L0->S{s}#0");
+                let v: Vec<f64> = (0..name.len())
+                    .filter(|&i| name[i] == link && t[i] + 1e-9 >= from && t[i] < to - 1e-9)
+                    .map(|i| g[i])
+                    .collect();
+                v.iter().sum::<f64>() / v.len() as f64
+            })
+            .collect()
+    };
+    for (spines, flows) in [
+        (4u32, vec![(0, 4), (1, 5), (2, 6), (3, 7)]),
+        (4, vec![(0, 5), (1, 6), (2, 7), (3, 4)]),
+        (2, vec![(0, 2), (1, 3)]),
+        (2, vec![(0, 3), (1, 2)]),
+    ] {
+        let text = long_flows(spines, &flows);
+        let e = run_text(&text, "ecmp", 1, &[]);
+        let f = run_text(&text, "flowbender", 1, &[]);
+        let (ew, fw) = (wire(&e, spines), wire(&f, spines));
+        let lb = &f.r.summary["lb"];
+        let moves = lb["flowbender_ecn_moves"].as_u64().unwrap();
+        eprintln!(
+            "{flows:?}: L0 uplinks in 20-30 ms (Gbps): ecmp {ew:.1?}, flowbender {fw:.1?}; {lb}"
+        );
+        // With FlowBender every uplink ends up carrying one flow at nearly 10 G of wire.
+        assert!(
+            fw.iter().all(|&g| g > 9.0),
+            "{flows:?}: flowbender {fw:.1?}"
+        );
+        if ew.iter().all(|&g| g > 9.0) {
+            assert_eq!(moves, 0, "{flows:?}: flows apart under ECMP moved: {lb}");
+        } else {
+            assert!(ew.iter().any(|&g| g < 0.5), "{flows:?}: ecmp {ew:.1?}");
+            assert!(moves >= 1, "{flows:?}: {lb}");
+        }
+    }
+}
+
 #[test]
 fn same_seed_same_records_and_nothing_lost_with_each_scheme() {
     // The acceptance scenario, shortened, with a link that fails and recovers mid-run (routes
@@ -308,7 +396,15 @@ fn same_seed_same_records_and_nothing_lost_with_each_scheme() {
         ("failures[0].at", "\"1ms\""),
         ("failures[0].until", "\"2ms\""),
     ];
-    for s in ["letflow", "drill", "wcmp"] {
+    for s in ["letflow", "drill", "wcmp", "flowbender"] {
+        let extra = [
+            &extra[..],
+            &[
+                ("transport.ecn", "true"),
+                ("switch.ecn_threshold", "\"65pkt\""),
+            ],
+        ]
+        .concat();
         let a = run_text(&tf, s, 1, &extra);
         let b = run_text(&tf, s, 1, &extra);
         let c = run_text(&tf, s, 2, &extra);
@@ -330,13 +426,15 @@ fn bad_input_names_the_field() {
     let cases = [
         ("drill", "d", "0", "1..=64"),
         ("drill", "d", "65", "1..=64"),
-        ("drill", "d", "-1", "u32"),
+        ("drill", "d", "-1", "1..=64"),
         ("drill", "m", "9", "0..=8"),
         ("letflow", "flowlet_timeout", "\"-5us\"", "negative"),
         ("letflow", "flowlet_timeout", "\"0us\"", "> 0"),
         ("letflow", "flowlet_timeout", "500", "unit"),
         ("letflow", "flowlet_table_size", "0", "1..=16777216"),
         ("wcmp", "d", "2", "unknown field"),
+        ("flowbender", "threshold", "1.0", "(0, 1)"),
+        ("flowbender", "rtts", "0", "1..=1000"),
     ];
     let tf = scenario_text("testbed-failure.toml");
     for (scheme, field, value, word) in cases {
@@ -354,6 +452,24 @@ fn bad_input_names_the_field() {
                 assert!(msg.contains(word), "{scheme} {field}={value}: {msg}");
             }
             other => panic!("{scheme} {field}={value}: {other:?}"),
+        }
+    }
+    // FlowBender needs marks: ECN-capable transport and a marking threshold.
+    for (ov, field) in [
+        (vec![], "transport.ecn"),
+        (vec![("transport.ecn", "true")], "switch.ecn_threshold"),
+    ] {
+        let mut ov: Vec<(String, String)> = ov
+            .into_iter()
+            .map(|(k, v): (&str, &str)| (k.to_string(), v.to_string()))
+            .collect();
+        ov.push(("scheme.name".into(), "\"flowbender\"".into()));
+        match load_scenario(&tf, Format::Toml, &ov) {
+            Err(Error::Config { path, msg }) => {
+                assert_eq!(path, field, "{msg}");
+                assert!(msg.contains("flowbender"), "{msg}");
+            }
+            other => panic!("{field}: {other:?}"),
         }
     }
 }
@@ -384,8 +500,14 @@ fn report() {
         ("workload[0].write", "\"128KB\""),
         ("switch.buffer", "\"1000pkt\""),
     ];
+    let ecn = [
+        ("transport.ecn", "true"),
+        ("switch.ecn_threshold", "\"65pkt\""),
+    ];
+    let with_fb = ["ecmp", "letflow", "drill", "wcmp", "conga", "flowbender"];
     let cases: &[(&str, &str, &[&str], &[(&str, &str)])] = &[
         ("testbed-failure 20ms", &tf, &all, &[]),
+        ("testbed-failure 20ms ecn K=65", &tf, &with_fb, &ecn),
         (
             "testbed-failure 80ms",
             &tf,

@@ -38,7 +38,11 @@ const WIRE: WireCost = WireCost {
 };
 
 fn scenario(duration: &str, topology: &str, workload: &str) -> Scenario {
-    let text = format!("duration = \"{duration}\"\n{topology}\n[[workload]]\n{workload}\n");
+    // One throughput window for the whole run: these scenarios are generated, not run, and
+    // long ones would pass the windows.csv row limit with the default 10 ms.
+    let text = format!(
+        "duration = \"{duration}\"\n{topology}\n[measure]\nwindow = \"{duration}\"\n[[workload]]\n{workload}\n"
+    );
     api::load_scenario(&text, Format::Toml, &[]).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 

@@ -185,7 +185,7 @@ fn load_scenario(
                 None => api::load_scenario(text, fmt, &overrides),
             }?;
             if build {
-                api::check(&sc)?;
+                api::check(&sc).map(|_| ())?;
             }
             Ok(sc.canonical_json())
         },
@@ -193,18 +193,21 @@ fn load_scenario(
     )
 }
 
-/// Warnings about a validated scenario (its canonical JSON): what it asks for that is allowed
-/// but probably not meant, e.g. a transport field its kernel profile cannot have.
+/// Build a validated scenario (JSON, as `load_scenario` returns it) as a run would, without
+/// simulating; returns the warnings a run would report.
 #[pyfunction]
-fn scenario_warnings(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
+fn check(py: Python<'_>, scenario_json: &str) -> PyResult<Vec<String>> {
     call(
         py,
-        || {
-            let sc = api::load_scenario(scenario_json, Format::Json, &[])?;
-            Ok(sc.warnings())
-        },
-        false,
+        || api::check(&api::load_scenario(scenario_json, Format::Json, &[])?),
+        true,
     )
+}
+
+/// The limits on scenarios: (name, value, what it bounds).
+#[pyfunction]
+fn limits() -> Vec<(&'static str, u64, &'static str)> {
+    fabriclb_core::limits::LIMITS.to_vec()
 }
 
 /// A column's values as a Python list, with its type tag ("u64", "i64", "f64", "str").
@@ -349,8 +352,9 @@ fn code_hash() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(scenario_warnings, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_names, m)?)?;
     m.add_function(wrap_pyfunction!(scheme_names, m)?)?;

@@ -62,7 +62,16 @@ def configure_sweep(p: argparse.ArgumentParser) -> None:
 
 
 def _fail(msg: str) -> None:
-    print(f"fabriclb: {msg}", file=sys.stderr)
+    from ..cli import printable
+
+    print(f"fabriclb: {printable(msg)}", file=sys.stderr)
+
+
+def _empty_out(args: argparse.Namespace) -> bool:
+    if not str(args.out).strip():
+        _fail("--out is empty; give a folder for the results")
+        return True
+    return False
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -78,6 +87,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             return 2
         else:
             names.append(n)
+    if _empty_out(args):
+        return 2
     mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     code = 0
     rows: List[Tuple[str, str, str]] = []
@@ -118,8 +129,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import parse_grid, sweep
+    from .sweep import expand_grid, parse_grid, sweep
 
+    if _empty_out(args):
+        return 2
     try:
         grid = parse_grid(args.grid)
     except ValueError as e:
@@ -132,8 +145,26 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 2
     import fabriclb
 
-    # Validate the base scenario first: a bad file is one clear error, not N failed points.
+    # Validate the base scenario and every point first: bad input is one clear error (exit 2),
+    # not N failed points.
     fabriclb.load_scenario(args.scenario, args.overrides)
+    fixed = [(k.strip(), v.strip()) for k, _, v in (o.partition("=") for o in args.overrides)]
+    try:
+        points = expand_grid(args.scenario, dict(grid), seeds=args.seeds, overrides=fixed)
+    except ValueError as e:
+        _fail(str(e))
+        return 2
+    seen = set()
+    for pt in points:
+        if tuple(pt.overrides) in seen:
+            continue
+        seen.add(tuple(pt.overrides))
+        try:
+            fabriclb.load_scenario(args.scenario, list(pt.overrides))
+        except fabriclb.ScenarioError as e:
+            lab = ", ".join(f"{k}={v}" for k, v in pt.labels)
+            _fail(f"point {lab}: {e.message}")
+            return 2
     res = sweep(args.scenario, grid, seeds=args.seeds, overrides=args.overrides, out=args.out, cache=args.cache,
                 jobs=args.jobs, ray=args.ray, tables=keep, progress=not args.quiet)
     n = len(res.points)

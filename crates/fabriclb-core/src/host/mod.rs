@@ -11,6 +11,7 @@
 //! It may read the fabric (graph, routes, port rates: for path discovery and a pre-established
 //! connection's RTT) but never changes it, and never touches the event set or the packet arena.
 
+pub mod flowbender;
 pub mod paths;
 pub mod shim;
 
@@ -159,7 +160,6 @@ impl Hosts {
     fn new_conn(
         &mut self,
         net: &NetRef,
-        now: Time,
         src: u32,
         dst: u32,
         established: bool,
@@ -177,7 +177,8 @@ impl Hosts {
             // A pre-established connection had its handshake, from which Linux takes an RTT
             // sample (both ends in 3.10; with timestamps in 2.6.26): the idle path's round trip
             // of a minimum frame.
-            let (fwd, rev) = crate::stats::ideal_path(net, src, dst);
+            let rates: Vec<u64> = net.ports.iter().map(|p| p.rate_bps).collect();
+            let (fwd, rev) = crate::stats::ideal_path(net, src, dst, &rates);
             let rtt: Time = fwd
                 .iter()
                 .chain(&rev)
@@ -189,7 +190,7 @@ impl Hosts {
                         )
                 })
                 .sum();
-            c.handshake_sample(now, rtt, p);
+            c.handshake_sample(rtt, p);
         }
         if let (Some(m), Some(_)) = (&self.mptcp, meta) {
             match m.params.coupling {
@@ -214,13 +215,13 @@ impl Hosts {
     /// A new MPTCP connection: its first subflow (established, or opening with MP_CAPABLE);
     /// pre-established connections get all their subflows at once, the others open their joins
     /// when the first subflow is up.
-    fn new_meta(&mut self, net: &NetRef, now: Time, src: u32, dst: u32, established: bool) -> u32 {
+    fn new_meta(&mut self, net: &NetRef, src: u32, dst: u32, established: bool) -> u32 {
         let m = self.mptcp.as_mut().unwrap();
         let id = m.metas.len() as u32;
         m.metas.push(Meta::new());
         let n = if established { m.params.subflows } else { 1 };
         for i in 0..n {
-            let c = self.new_conn(net, now, src, dst, established, Some((id, i)));
+            let c = self.new_conn(net, src, dst, established, Some((id, i)));
             self.mptcp.as_mut().unwrap().metas[id as usize].add_subflow(c, i > 0);
         }
         id
@@ -240,15 +241,12 @@ impl Hosts {
             }
         }
         let (conn, new_conn) = match spec.conn {
-            ConnPolicy::New => (
-                self.new_conn(net, now, spec.src, spec.dst, false, None),
-                true,
-            ),
+            ConnPolicy::New => (self.new_conn(net, spec.src, spec.dst, false, None), true),
             ConnPolicy::Persistent { per_pair } => {
                 let key = (spec.src, spec.dst);
                 if !self.pools.contains_key(&key) {
                     let ids = (0..per_pair.max(1))
-                        .map(|_| self.new_conn(net, now, spec.src, spec.dst, true, None))
+                        .map(|_| self.new_conn(net, spec.src, spec.dst, true, None))
                         .collect();
                     self.pools.insert(key, ids);
                 }
@@ -294,12 +292,12 @@ impl Hosts {
 
     fn start_mptcp_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec, fid: u32) {
         let (meta, new_conn) = match spec.conn {
-            ConnPolicy::New => (self.new_meta(net, now, spec.src, spec.dst, false), true),
+            ConnPolicy::New => (self.new_meta(net, spec.src, spec.dst, false), true),
             ConnPolicy::Persistent { per_pair } => {
                 let key = (spec.src, spec.dst);
                 if !self.mpools.contains_key(&key) {
                     let ids = (0..per_pair.max(1))
-                        .map(|_| self.new_meta(net, now, spec.src, spec.dst, true))
+                        .map(|_| self.new_meta(net, spec.src, spec.dst, true))
                         .collect();
                     self.mpools.insert(key, ids);
                 }
@@ -373,21 +371,24 @@ impl Hosts {
 
     /// A packet arrives at its destination host through the edge shim, which may hold it.
     pub fn deliver_through_shim(&mut self, net: &NetRef, now: Time, pk: Packet) {
-        let mut up = std::mem::take(&mut self.up);
-        if let Some(s) = self.shim.as_mut() {
-            s.on_receive(now, pk, &mut up);
-        }
-        for p in up.drain(..) {
-            self.deliver(net, now, &p);
-        }
-        self.up = up;
+        self.release_from_shim(net, now, |s, up| s.on_receive(now, pk, up));
     }
 
     /// The edge shim's timer at `host` fired: deliver what it releases.
     pub fn on_shim_timer(&mut self, net: &NetRef, now: Time, host: u32) {
+        self.release_from_shim(net, now, |s, up| s.on_timer(now, host, up));
+    }
+
+    /// Deliver the packets a call of the shim passes up.
+    fn release_from_shim(
+        &mut self,
+        net: &NetRef,
+        now: Time,
+        call: impl FnOnce(&mut dyn shim::EdgeShim, &mut Vec<Packet>),
+    ) {
         let mut up = std::mem::take(&mut self.up);
         if let Some(s) = self.shim.as_mut() {
-            s.on_timer(now, host, &mut up);
+            call(s.as_mut(), &mut up);
         }
         for p in up.drain(..) {
             self.deliver(net, now, &p);
@@ -494,7 +495,7 @@ impl Hosts {
             (m.params.subflows, c.src, c.dst)
         };
         for i in 1..n {
-            let c = self.new_conn(net, now, src, dst, false, Some((meta, i)));
+            let c = self.new_conn(net, src, dst, false, Some((meta, i)));
             let m = self.mptcp.as_mut().unwrap();
             m.metas[meta as usize].add_subflow(c, true);
             let start = self.out.len();
@@ -520,7 +521,13 @@ impl Hosts {
                 let due = c.rto_deadline != NEVER && c.rto_deadline <= now;
                 if due {
                     c.rto_deadline = NEVER;
+                    let timeouts = c.stats.timeouts;
                     c.on_timer(now, p, &mut self.out);
+                    if c.stats.timeouts > timeouts {
+                        if let Some(s) = self.shim.as_mut() {
+                            s.on_timeout(now, conn);
+                        }
+                    }
                 }
                 (due, true)
             }

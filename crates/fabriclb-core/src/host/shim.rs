@@ -10,6 +10,8 @@
 //! - `on_receive`: every packet arriving at a host, before its transport: read feedback and
 //!   per-path state; pass it up at once, or hold it (a reorder buffer) and pass it later;
 //! - `on_timer` / `next_timer`: a per-host timer (e.g. a reorder buffer's flush);
+//! - `on_timeout`: a connection's retransmission timeout fired (before its retransmission is
+//!   sent, so the shim may move it);
 //! - `on_routes`: routing reconverged: the paths to each destination may have changed
 //!   (`host::paths::discover` finds them again).
 //!
@@ -43,6 +45,8 @@ pub trait EdgeShim {
     fn next_timer(&self, _host: u32) -> Time {
         Time::MAX
     }
+    /// A connection's retransmission timer expired (`conn` is the connection index).
+    fn on_timeout(&mut self, _now: Time, _conn: u32) {}
     /// Routing reconverged.
     fn on_routes(&mut self, _v: &ShimView) {}
     /// The shim's counters for the summary.

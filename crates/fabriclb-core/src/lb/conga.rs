@@ -57,6 +57,7 @@ use serde::{Deserialize, Serialize};
 pub struct CongaConfig {
     /// Q: bits of the congestion metrics (DRE quantisation, CE, FB_Metric), 1..=8 (paper: 3).
     #[serde(default = "q_bits")]
+    #[schemars(range(min = 1, max = 8))]
     pub q_bits: u8,
     /// Flowlet inactivity timeout T_fl (the flowlet table's aging period). Default: 500 µs for
     /// `conga` and `local`, 13 ms for `conga-flow`.
@@ -64,6 +65,7 @@ pub struct CongaConfig {
     pub flowlet_timeout: Option<Duration>,
     /// Flowlet table entries per leaf (paper: 64K), 1..=2^24.
     #[serde(default = "table_size")]
+    #[schemars(range(min = 1, max = 16_777_216))]
     pub flowlet_table_size: u32,
     /// A remote congestion metric not refreshed for this long has decayed to 0, one level per
     /// metric_aging / 2^Q of staleness (paper: "e.g., 10 ms").

@@ -28,9 +28,11 @@ pub struct DrillConfig {
     /// d: random candidate ports sampled per packet, 1..=64 (paper: 2). With d at least the
     /// number of candidates, every candidate is compared.
     #[serde(default = "d")]
+    #[schemars(range(min = 1, max = 64))]
     pub d: u32,
     /// m: least-loaded ports remembered from the switch's previous decision, 0..=8 (paper: 1).
     #[serde(default = "m")]
+    #[schemars(range(min = 0, max = 8))]
     pub m: u32,
 }
 

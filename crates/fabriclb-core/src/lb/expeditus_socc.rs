@@ -48,6 +48,7 @@ pub struct ExpeditusSoccConfig {
     /// Levels per link capacity: a link at full rate reads about this many (`CongestionLevel`),
     /// 1..=255.
     #[serde(default = "levels")]
+    #[schemars(range(min = 1, max = 255))]
     pub levels: u8,
     /// A flow entry not used for this long is removed (`RoutingEntryLifetime`).
     #[serde(default = "entry_lifetime")]

@@ -23,6 +23,7 @@ mod spray;
 mod testutil;
 mod wcmp;
 
+pub use crate::host::flowbender::FlowBenderConfig;
 pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
@@ -129,6 +130,8 @@ crate::tagged_enum! {
         /// At SYN time, the path whose most loaded link is least loaded, by global knowledge
         /// (the Expeditus authors' OPTIMAL baseline), pinned for the connection.
         "path-oracle" => PathOracle(ExpeditusSoccConfig),
+        /// FlowBender: ECMP in the fabric; a sender whose ECN-marked fraction exceeds T for N RTTs rehashes its flow.
+        "flowbender" => FlowBender(FlowBenderConfig),
     }
 }
 
@@ -168,6 +171,7 @@ impl SchemeConfig {
             SchemeConfig::Mptcp(c) => c.validate(path),
             SchemeConfig::Expeditus(c) => c.validate(path),
             SchemeConfig::ExpeditusSocc(c) | SchemeConfig::PathOracle(c) => c.validate(path),
+            SchemeConfig::FlowBender(c) => c.validate(path),
         }
     }
     /// Whether the scheme chooses a connection's path on its TCP handshake.
@@ -210,6 +214,13 @@ impl SchemeConfig {
                     mptcp: Some(c.params(ctx.rcv_window_bytes)),
                 }
             }
+            SchemeConfig::FlowBender(c) => {
+                return SchemeParts {
+                    lb: Box::new(EcmpConfig {}.build(ctx)),
+                    shim: Some(Box::new(c.build())),
+                    mptcp: None,
+                }
+            }
         };
         SchemeParts {
             lb,
@@ -221,6 +232,28 @@ impl SchemeConfig {
     pub fn name(&self) -> String {
         let v = serde_json::to_value(self).expect("scheme serialises");
         v["name"].as_str().unwrap_or("?").to_string()
+    }
+    /// Entries of the tables the scheme allocates for a fabric of `leaves` leaves and
+    /// `switches` switches with at most `uplinks` uplinks per leaf (bounded by
+    /// `limits::MAX_SCHEME_TABLE_ENTRIES`).
+    pub fn table_entries(&self, leaves: u128, switches: u128, uplinks: u128) -> u128 {
+        match self {
+            SchemeConfig::Ecmp(_)
+            | SchemeConfig::Spray(_)
+            | SchemeConfig::Drill(_)
+            | SchemeConfig::Wcmp(_)
+            | SchemeConfig::Mptcp(_)
+            | SchemeConfig::FlowBender(_) => 0,
+            // Per-link state (the link count has its own limit) and flow entries, one per
+            // connection and switch on its path (the flow count has its own limit).
+            SchemeConfig::Expeditus(_)
+            | SchemeConfig::ExpeditusSocc(_)
+            | SchemeConfig::PathOracle(_) => 0,
+            SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
+                leaves * c.flowlet_table_size as u128 + leaves * leaves * uplinks.max(1)
+            }
+            SchemeConfig::LetFlow(c) => switches * c.flowlet_table_size as u128,
+        }
     }
     /// All scheme names, read from this enum's schema.
     pub fn names() -> Vec<String> {

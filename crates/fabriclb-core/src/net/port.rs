@@ -14,6 +14,7 @@
 //! above K bytes (instantaneous, DCTCP style). A port may not touch packets or other ports.
 
 use super::dre::Dre;
+use super::packet::PREAMBLE_IFG;
 use crate::units::{ser_ps, Time};
 use std::collections::VecDeque;
 
@@ -46,6 +47,10 @@ pub struct PortMark {
     pub q_area: u128,
     /// Bytes fully transmitted up to the mark.
     pub tx_bytes: u64,
+    /// Bytes of the packet on the wire at the mark already sent (its frame bytes times the
+    /// share of its transmission time elapsed, rounded down): with it, the bytes sent between
+    /// two marks never exceed what the rate allows in that time.
+    pub tx_partial_bytes: u64,
     /// The histogram's time per bin up to the mark (empty without a histogram).
     pub hist_ps: Vec<u64>,
 }
@@ -176,9 +181,17 @@ impl Port {
     /// what lies beyond `now`.
     pub fn mark(&mut self, now: Time) -> PortMark {
         self.advance(now);
+        let tx_partial_bytes = if self.head_end == Time::MAX {
+            0
+        } else {
+            let ser = ser_ps(self.head_bytes as u64 + PREAMBLE_IFG as u64, self.rate_bps).max(1);
+            let left = (self.head_end - now).min(ser);
+            (self.head_bytes as u128 * (ser - left) as u128 / ser as u128) as u64
+        };
         PortMark {
             q_area: self.q_integral - self.area_beyond(now),
             tx_bytes: self.stats().tx_bytes,
+            tx_partial_bytes,
             hist_ps: self.hist.as_ref().map_or(vec![], |h| h.time_ps.clone()),
         }
     }

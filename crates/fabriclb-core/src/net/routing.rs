@@ -12,16 +12,22 @@ pub struct Routes {
     /// tor index of each node, u32::MAX when the node has no hosts.
     pub tor_index: Vec<u32>,
     pub n_tors: u32,
-    /// (offset, len) into `members` for [switch node * n_tors + tor].
+    /// Hosts come first in the graph; tables are indexed by switch (node − n_hosts).
+    n_hosts: u32,
+    /// (offset, len) into `members` for [(switch node − n_hosts) * n_tors + tor].
     groups: Vec<(u32, u32)>,
     members: Vec<u32>,
-    /// Hop distance (in switch hops) from each node to each ToR, u32::MAX if unreachable.
+    /// Hop distance (in switch hops) from each switch to each ToR, u32::MAX if unreachable.
     dist: Vec<u32>,
 }
 
 impl Routes {
+    /// The tables for the links marked up in `up`. Cost: ToRs × (switches + switch-to-switch
+    /// ports), bounded by `limits::MAX_ROUTING_ENTRIES`; host ports are never scanned.
     pub fn compute(g: &Graph, up: &[bool]) -> Routes {
         let n = g.nodes.len();
+        let nh = g.n_hosts as usize;
+        let ns = n - nh;
         let mut tor_index = vec![u32::MAX; n];
         let mut tors = vec![];
         for &t in &g.host_tor {
@@ -35,37 +41,52 @@ impl Routes {
         for (i, &t) in tors.iter().enumerate() {
             tor_index[t as usize] = i as u32;
         }
+        // Each switch's ports toward other switches, in port order (CSR).
+        let mut fab_off = Vec::with_capacity(ns + 1);
+        let mut fab = vec![];
+        fab_off.push(0usize);
+        for u in nh..n {
+            fab.extend(
+                g.nodes[u]
+                    .ports
+                    .iter()
+                    .copied()
+                    .filter(|&l| !g.is_host(g.links[l as usize].to)),
+            );
+            fab_off.push(fab.len());
+        }
+        let fabric = |u: usize| &fab[fab_off[u - nh]..fab_off[u - nh + 1]];
         let nt = tors.len();
-        let mut dist = vec![u32::MAX; n * nt];
-        let mut groups = vec![(0u32, 0u32); n * nt];
+        let mut dist = vec![u32::MAX; ns * nt];
+        let mut groups = vec![(0u32, 0u32); ns * nt];
         let mut members = vec![];
         let mut queue = std::collections::VecDeque::new();
         for (ti, &t) in tors.iter().enumerate() {
-            let d = |v: usize| v * nt + ti;
+            let d = |v: usize| (v - nh) * nt + ti;
             dist[d(t as usize)] = 0;
             queue.clear();
             queue.push_back(t);
             while let Some(v) = queue.pop_front() {
                 let dv = dist[d(v as usize)];
-                for &l in &g.nodes[v as usize].ports {
+                for &l in fabric(v as usize) {
                     let r = g.links[l as usize].reverse; // u -> v
                     let u = g.links[r as usize].from;
-                    if !up[r as usize] || g.is_host(u) || dist[d(u as usize)] != u32::MAX {
+                    if !up[r as usize] || dist[d(u as usize)] != u32::MAX {
                         continue;
                     }
                     dist[d(u as usize)] = dv + 1;
                     queue.push_back(u);
                 }
             }
-            for u in g.n_hosts as usize..n {
+            for u in nh..n {
                 let du = dist[d(u)];
                 if du == u32::MAX || du == 0 {
                     continue;
                 }
                 let off = members.len() as u32;
-                for &l in &g.nodes[u].ports {
+                for &l in fabric(u) {
                     let v = g.links[l as usize].to as usize;
-                    if up[l as usize] && !g.is_host(v as u32) && dist[d(v)] == du - 1 {
+                    if up[l as usize] && dist[d(v)] == du - 1 {
                         members.push(l);
                     }
                 }
@@ -75,6 +96,7 @@ impl Routes {
         Routes {
             tor_index,
             n_tors: nt as u32,
+            n_hosts: g.n_hosts,
             groups,
             members,
             dist,
@@ -84,13 +106,14 @@ impl Routes {
     /// Candidate output ports at switch `sw` toward ToR `tor` (empty when unreachable).
     #[inline]
     pub fn group(&self, sw: u32, tor: u32) -> &[u32] {
-        let (o, l) = self.groups[sw as usize * self.n_tors as usize + tor as usize];
+        let (o, l) =
+            self.groups[(sw - self.n_hosts) as usize * self.n_tors as usize + tor as usize];
         &self.members[o as usize..(o + l) as usize]
     }
 
-    /// Switch hops from node `sw` to ToR `tor`.
+    /// Switch hops from switch `sw` to ToR `tor`.
     pub fn distance(&self, sw: u32, tor: u32) -> u32 {
-        self.dist[sw as usize * self.n_tors as usize + tor as usize]
+        self.dist[(sw - self.n_hosts) as usize * self.n_tors as usize + tor as usize]
     }
 }
 

@@ -9,6 +9,7 @@
 //! This module only describes; the runtime state of ports lives in `net::port`.
 
 use crate::error::Error;
+use crate::limits;
 use crate::units::{Duration, Rate, Time, PS_PER_US};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -31,10 +32,13 @@ crate::tagged_enum! {
 #[serde(deny_unknown_fields)]
 pub struct LeafSpineConfig {
     /// Number of leaf (top-of-rack) switches, >= 1.
+    #[schemars(range(min = 1))]
     pub leaves: u32,
     /// Number of spine switches, >= 1.
+    #[schemars(range(min = 1))]
     pub spines: u32,
     /// Hosts under each leaf, >= 1.
+    #[schemars(range(min = 1))]
     pub hosts_per_leaf: u32,
     /// Host-to-leaf link rate.
     pub host_rate: Rate,
@@ -42,6 +46,7 @@ pub struct LeafSpineConfig {
     pub fabric_rate: Rate,
     /// Parallel links between each leaf-spine pair (link aggregation), >= 1.
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub links_per_pair: u32,
     /// One-way propagation delay of host links.
     #[serde(default = "us1")]
@@ -55,16 +60,19 @@ pub struct LeafSpineConfig {
 #[serde(deny_unknown_fields)]
 pub struct FatTreeConfig {
     /// Switch radix k (even, >= 2).
+    #[schemars(range(min = 2, max = 44))] // limits::MAX_FAT_TREE_K
     pub k: u32,
     /// Edge oversubscription: hosts per edge switch are `oversubscription * k/2` against k/2
     /// uplinks (1 = non-blocking), >= 1.
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub oversubscription: u32,
     /// Aggregation oversubscription: each aggregation switch uses `k/2 / agg_oversubscription`
     /// of its k/2 core ports (1 = all), so it must divide k/2; the cores left without links
     /// are not built ((k/2)^2 / agg_oversubscription cores). The Expeditus authors' code builds
     /// its 4:1 fabric as `oversubscription = 2` with `agg_oversubscription = 2`.
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub agg_oversubscription: u32,
     /// Host link rate.
     pub host_rate: Rate,
@@ -105,6 +113,7 @@ pub struct HostSpec {
     #[serde(default = "us1")]
     pub delay: Duration,
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub count: u32,
 }
 
@@ -118,6 +127,7 @@ pub struct LinkSpec {
     pub delay: Duration,
     /// Parallel links between a and b.
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub count: u32,
 }
 
@@ -171,14 +181,13 @@ pub struct Graph {
     pub host_tor: Vec<u32>,
     /// For each host, its uplink (host -> ToR) directed link.
     pub host_uplink: Vec<u32>,
+    /// Node ids by name.
+    names: HashMap<String, u32>,
 }
 
 impl Graph {
     pub fn node_id(&self, name: &str) -> Option<u32> {
-        self.nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| i as u32)
+        self.names.get(name).copied()
     }
     pub fn is_host(&self, n: u32) -> bool {
         n < self.n_hosts
@@ -291,9 +300,12 @@ impl Graph {
     }
 }
 
+#[derive(Default)]
 struct Builder {
     nodes: Vec<Node>,
     links: Vec<LinkDesc>,
+    /// Cables so far per (a, b): the next parallel index (keeps building linear in links).
+    parallel: HashMap<(u32, u32), u32>,
 }
 
 impl Builder {
@@ -307,11 +319,9 @@ impl Builder {
         (self.nodes.len() - 1) as u32
     }
     fn cable(&mut self, a: u32, b: u32, rate_bps: u64, delay_ps: Time) {
-        let idx = self
-            .links
-            .iter()
-            .filter(|l| l.from == a && l.to == b)
-            .count() as u32;
+        let next = self.parallel.entry((a, b)).or_insert(0);
+        let idx = *next;
+        *next += 1;
         let ab = self.links.len() as u32;
         self.links.push(LinkDesc {
             from: a,
@@ -350,12 +360,19 @@ impl Builder {
             host_uplink.push(ports[0]);
             host_tor.push(self.links[ports[0] as usize].to);
         }
+        let names = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i as u32))
+            .collect();
         let g = Graph {
             nodes: self.nodes,
             links: self.links,
             n_hosts,
             host_tor,
             host_uplink,
+            names,
         };
         check_connected(&g)?;
         Ok(g)
@@ -401,7 +418,77 @@ fn positive(path: &str, field: &str, v: u64) -> Result<(), Error> {
     Ok(())
 }
 
+/// What a topology would build, counted without building it (for the limits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    pub hosts: u128,
+    pub switches: u128,
+    /// Physical links, host links included.
+    pub cables: u128,
+    /// Switches with hosts attached.
+    pub tors: u128,
+    /// Directed switch-to-switch links (output ports between switches).
+    pub fabric_ports: u128,
+}
+
+impl Size {
+    /// Routing table entries: ToRs × (switches + fabric ports); see [`limits::MAX_ROUTING_ENTRIES`].
+    pub fn routing_entries(&self) -> u128 {
+        self.tors * (self.switches + self.fabric_ports)
+    }
+}
+
 impl TopologyConfig {
+    /// Counts of what [`TopologyConfig::build`] would make, in u128 (no overflow).
+    pub fn size(&self) -> Size {
+        match self {
+            TopologyConfig::LeafSpine(c) => {
+                let (l, s, h, p) = (
+                    c.leaves as u128,
+                    c.spines as u128,
+                    c.hosts_per_leaf as u128,
+                    c.links_per_pair as u128,
+                );
+                Size {
+                    hosts: l * h,
+                    switches: l + s,
+                    cables: l * h + l * s * p,
+                    tors: l,
+                    fabric_ports: 2 * l * s * p,
+                }
+            }
+            TopologyConfig::FatTree(c) => {
+                let (k, o) = (c.k as u128, c.oversubscription as u128);
+                let half = k / 2;
+                let hosts = k * half * half * o;
+                Size {
+                    hosts,
+                    switches: 2 * k * half + half * half,
+                    cables: hosts + 2 * k * half * half,
+                    tors: k * half,
+                    fabric_ports: 4 * k * half * half,
+                }
+            }
+            TopologyConfig::Explicit(c) => {
+                let hosts: u128 = c.hosts.iter().map(|h| h.count as u128).sum();
+                let fabric: u128 = c.links.iter().map(|l| l.count as u128).sum();
+                let tors = c
+                    .hosts
+                    .iter()
+                    .map(|h| h.attach.as_str())
+                    .collect::<std::collections::HashSet<_>>()
+                    .len() as u128;
+                Size {
+                    hosts,
+                    switches: c.switches.len() as u128,
+                    cables: hosts + fabric,
+                    tors,
+                    fabric_ports: 2 * fabric,
+                }
+            }
+        }
+    }
+
     pub fn validate(&self, path: &str) -> Result<(), Error> {
         match self {
             TopologyConfig::LeafSpine(c) => {
@@ -411,26 +498,22 @@ impl TopologyConfig {
                 positive(path, "links_per_pair", c.links_per_pair as u64)?;
                 positive(path, "host_rate", c.host_rate.0)?;
                 positive(path, "fabric_rate", c.fabric_rate.0)?;
-                if c.leaves as u64 * c.hosts_per_leaf as u64 > 1_000_000
-                    || c.leaves * c.spines * c.links_per_pair > 1_000_000
-                {
-                    return Err(Error::config(
-                        path,
-                        "the fabric is larger than 1,000,000 hosts or links",
-                    ));
-                }
-                if c.spines * c.links_per_pair > 4096 {
-                    return Err(Error::config(
-                        &format!("{path}.spines"),
-                        "at most 4096 uplinks per leaf",
-                    ));
-                }
+                limits::check(
+                    &format!("{path}.spines"),
+                    "the uplinks per leaf (spines × links_per_pair)",
+                    c.spines as u128 * c.links_per_pair as u128,
+                    limits::MAX_UPLINKS_PER_LEAF,
+                )?;
             }
             TopologyConfig::FatTree(c) => {
-                if c.k < 2 || c.k % 2 != 0 || c.k > 128 {
+                if c.k < 2 || c.k % 2 != 0 || c.k as u64 > limits::MAX_FAT_TREE_K {
                     return Err(Error::config(
                         &format!("{path}.k"),
-                        format!("k = {} is not allowed; k must be even, from 2 to 128", c.k),
+                        format!(
+                            "k = {} is not allowed; k must be even, from 2 to {}",
+                            c.k,
+                            limits::MAX_FAT_TREE_K
+                        ),
                     ));
                 }
                 positive(path, "oversubscription", c.oversubscription as u64)?;
@@ -473,15 +556,32 @@ impl TopologyConfig {
                 }
             }
         }
+        let sz = self.size();
+        limits::check(path, "the number of hosts", sz.hosts, limits::MAX_HOSTS)?;
+        limits::check(
+            path,
+            "the number of switches",
+            sz.switches,
+            limits::MAX_SWITCHES,
+        )?;
+        limits::check(
+            path,
+            "the number of links (host links included)",
+            sz.cables,
+            limits::MAX_LINKS,
+        )?;
+        limits::check(
+            path,
+            "the routing table (ToRs × (switches + switch-to-switch ports))",
+            sz.routing_entries(),
+            limits::MAX_ROUTING_ENTRIES,
+        )?;
         Ok(())
     }
 
     /// Expand into a graph. Errors name the offending field.
     pub fn build(&self) -> Result<Graph, Error> {
-        let mut b = Builder {
-            nodes: vec![],
-            links: vec![],
-        };
+        let mut b = Builder::default();
         match self {
             TopologyConfig::LeafSpine(c) => {
                 let nh = c.leaves * c.hosts_per_leaf;
@@ -619,6 +719,16 @@ impl TopologyConfig {
                         return Err(Error::config(
                             &format!("topology.hosts[{i}].attach"),
                             format!("'{}' is a host; hosts attach to switches", h.attach),
+                        ));
+                    }
+                    if b.nodes[sw as usize].role != Role::Leaf {
+                        return Err(Error::config(
+                            &format!("topology.hosts[{i}].attach"),
+                            format!(
+                                "'{}' is a {} switch; hosts attach only to switches of role \"leaf\" (or \"edge\", \"tor\")",
+                                h.attach,
+                                if b.nodes[sw as usize].role == Role::Spine { "spine" } else { "core" }
+                            ),
                         ));
                     }
                     b.cable(id, sw, h.rate.0, h.delay.0);

@@ -13,15 +13,17 @@
 
 use crate::error::Error;
 use crate::lb::SchemeConfig;
-use crate::net::packet::{frame_bytes, OVERLAY_HDR};
+use crate::limits;
+use crate::net::packet::{frame_bytes, OVERLAY_HDR, PREAMBLE_IFG};
 use crate::net::topology::{Graph, TopologyConfig};
 use crate::rng::{stream, Rng};
 use crate::transport::TransportConfig;
-use crate::units::{BufSize, Duration, Rate};
-use crate::workload::WorkloadConfig;
+use crate::units::{ser_ps, BufSize, Duration, Rate, Time, PS_PER_S};
+use crate::workload::{FlowSpec, WorkloadConfig, UNBOUNDED};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub mod shape;
 pub mod tagged;
 
 /// A complete simulation scenario.
@@ -304,10 +306,13 @@ impl Scenario {
             Format::Toml => {
                 let v: toml::Value = toml::from_str(text)
                     .map_err(|e| Error::Syntax(format!("TOML syntax error: {e}")))?;
-                serde_json::to_value(v).map_err(|e| Error::Syntax(e.to_string()))?
+                shape::toml_to_json(v, "")?
             }
-            Format::Json => serde_json::from_str(text)
-                .map_err(|e| Error::Syntax(format!("JSON syntax error: {e}")))?,
+            Format::Json => {
+                serde_json::from_str::<shape::StrictJson>(text)
+                    .map_err(|e| Error::Syntax(format!("JSON syntax error: {e}")))?
+                    .0
+            }
         };
         for (path, value) in overrides {
             apply_override(&mut tree, path, value)?;
@@ -335,13 +340,15 @@ impl Scenario {
     /// Deserialise and validate a value tree.
     pub fn from_value(mut tree: serde_json::Value) -> Result<Scenario, Error> {
         crate::transport::profile::apply(&mut tree)?;
+        let schema = serde_json::to_value(schemars::schema_for!(Scenario)).expect("schema");
+        shape::ShapeCheck::new(schema).check(&tree)?;
         let sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
             let outer = e.path().to_string();
             let (path, msg) = tagged::split_path(
                 if outer == "." { "" } else { &outer },
                 &e.inner().to_string(),
             );
-            Error::config(&path, msg)
+            Error::config(&path, shape::humanize(&msg))
         })?;
         sc.validate()?;
         Ok(sc)
@@ -373,7 +380,13 @@ impl Scenario {
         w
     }
 
-    /// Range checks that need more than one field or that serde cannot express.
+    /// End of the run: `duration` + `drain` (validated to fit, see `limits::MAX_DURATION_S`).
+    pub fn end_ps(&self) -> Time {
+        self.duration.0 + self.drain.0
+    }
+
+    /// Range checks that need more than one field or that serde cannot express, and the
+    /// limits (`crate::limits`), all before anything large is built.
     pub fn validate(&self) -> Result<(), Error> {
         if self.duration.0 == 0 {
             return Err(Error::config("duration", "must be > 0 (e.g. \"100ms\")"));
@@ -384,6 +397,12 @@ impl Scenario {
                 format!("must be shorter than duration ({})", self.duration),
             ));
         }
+        limits::check(
+            "drain",
+            "the simulated time (duration + drain), in seconds,",
+            (self.duration.0 as u128 + self.drain.0 as u128) / PS_PER_S as u128,
+            limits::MAX_DURATION_S,
+        )?;
         if !(self.switch.shared_alpha > 0.0 && self.switch.shared_alpha.is_finite()) {
             return Err(Error::config(
                 "switch.shared_alpha",
@@ -408,19 +427,48 @@ impl Scenario {
                 "is required when measure.pcap_links is set",
             ));
         }
+        if self.measure.pcap_file.is_some() && self.measure.pcap_links.is_empty() {
+            return Err(Error::config(
+                "measure.pcap_file",
+                "is set but measure.pcap_links is empty, so no trace would be written; name the links (e.g. [\"L0->S0\"])",
+            ));
+        }
+        if self
+            .measure
+            .pcap_file
+            .as_deref()
+            .is_some_and(|f| f.trim().is_empty())
+        {
+            return Err(Error::config(
+                "measure.pcap_file",
+                "is empty; give a file path",
+            ));
+        }
         self.topology.validate("topology")?;
         // Build the fabric once so that a disconnected topology or a link name that does not
-        // exist is reported by validation, not only by a run.
+        // exist is reported by validation, not only by a run (linear in the links).
         let g = self.topology.build()?;
+        let leaves: Vec<u32> = {
+            let mut t = g.host_tor.clone();
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        let uplinks = |t: u32| {
+            g.nodes[t as usize]
+                .ports
+                .iter()
+                .filter(|&&l| !g.is_host(g.links[l as usize].to))
+                .count() as u128
+        };
+        let max_uplinks = leaves.iter().map(|&t| uplinks(t)).max().unwrap_or(0);
+        limits::check(
+            "topology",
+            "the uplinks of one leaf",
+            max_uplinks,
+            limits::MAX_UPLINKS_PER_LEAF,
+        )?;
         let failure_links = self.failure_links(&g)?;
-        for (i, q) in self.measure.queue_ports.iter().enumerate() {
-            if q != "fabric" {
-                g.resolve_link(q, &format!("measure.queue_ports[{i}]"))?;
-            }
-        }
-        for (i, q) in self.measure.pcap_links.iter().enumerate() {
-            g.resolve_link(q, &format!("measure.pcap_links[{i}]"))?;
-        }
         self.transport.validate("transport")?;
         // A port drops a packet that does not fit whole, so a buffer must hold the largest
         // frame a switch forwards: a full-size segment with the overlay header.
@@ -442,6 +490,27 @@ impl Scenario {
                 ));
             }
         }
+        let mut bins = 0u128;
+        let cap = self.switch.buffer.bytes(frame);
+        for (i, q) in self.measure.queue_ports.iter().enumerate() {
+            let ports = if q == "fabric" {
+                g.links.len() as u128 - 2 * g.n_hosts as u128
+            } else {
+                g.resolve_link(q, &format!("measure.queue_ports[{i}]"))?
+                    .len() as u128
+            };
+            // As `Sim::build` sizes the histograms.
+            bins += ports * (cap.min(1 << 30) / frame + 2) as u128;
+        }
+        limits::check(
+            "measure.queue_ports",
+            "the queue histogram bins (rows of queues.csv)",
+            bins,
+            limits::MAX_QUEUE_BINS,
+        )?;
+        for (i, q) in self.measure.pcap_links.iter().enumerate() {
+            g.resolve_link(q, &format!("measure.pcap_links[{i}]"))?;
+        }
         self.scheme.validate("scheme")?;
         self.scheme.check_topology(&self.topology)?;
         if let SchemeConfig::Mptcp(m) = &self.scheme {
@@ -457,11 +526,81 @@ impl Scenario {
                 }
             }
         }
+        if let SchemeConfig::FlowBender(_) = &self.scheme {
+            // FlowBender reacts to ECN marks only: without them it would be ECMP, silently.
+            if !self.transport.params().ecn {
+                return Err(Error::config(
+                    "transport.ecn",
+                    "is off, but scheme flowbender reacts to ECN-marked ACKs; allowed: transport.ecn = true (or cc = \"dctcp\")",
+                ));
+            }
+            if self.switch.ecn_threshold.bytes(frame) == 0 {
+                return Err(Error::config(
+                    "switch.ecn_threshold",
+                    "is 0 (no marking), but scheme flowbender reacts to ECN marks; allowed: a threshold > 0 (e.g. \"65pkt\")",
+                ));
+            }
+        }
+        limits::check(
+            "scheme",
+            "the scheme's tables (entries)",
+            self.scheme.table_entries(
+                leaves.len() as u128,
+                (g.nodes.len() - g.n_hosts as usize) as u128,
+                max_uplinks,
+            ),
+            limits::MAX_SCHEME_TABLE_ENTRIES,
+        )?;
         for (i, w) in self.workload.iter().enumerate() {
             w.validate(&format!("workload[{i}]"))?;
         }
-        for (i, f) in self.failures.iter().enumerate() {
+        let end = self.end_ps();
+        // Windows: one row per port and leaf per window; and a window holds at least one
+        // full-size packet of the slowest link, so that a packet's bytes, credited to the
+        // windows its transmission crosses, span at most two of them.
+        let n_windows = (end as u128).div_ceil(self.measure.window.0 as u128) + 1;
+        limits::check(
+            "measure.window",
+            "the rows of windows.csv (windows × (ports + leaves))",
+            n_windows * (g.links.len() + leaves.len()) as u128,
+            limits::MAX_WINDOW_ROWS,
+        )?;
+        let slowest = g.links.iter().map(|l| l.rate_bps).min().unwrap_or(1);
+        let pkt_ps = ser_ps(largest + PREAMBLE_IFG as u64, slowest);
+        if self.measure.window.0 < pkt_ps {
+            return Err(Error::config(
+                "measure.window",
+                format!(
+                    "{} is shorter than one full-size packet on the slowest link ({} at {}); allowed: at least {}",
+                    self.measure.window,
+                    Duration(pkt_ps),
+                    Rate(slowest),
+                    Duration(pkt_ps)
+                ),
+            ));
+        }
+        if !self.measure.trace_flows.is_empty() {
+            limits::check(
+                "measure.trace_interval",
+                "the rows of traces.csv (samples × traced flows)",
+                (end / self.measure.trace_interval.0) as u128
+                    * self.measure.trace_flows.len() as u128,
+                limits::MAX_TRACE_ROWS,
+            )?;
+        }
+        let mut changes = 0u128;
+        for (i, (f, links)) in self.failures.iter().zip(&failure_links).enumerate() {
             let p = format!("failures[{i}]");
+            if f.at.0 >= end {
+                return Err(Error::config(
+                    &format!("{p}.at"),
+                    format!(
+                        "{} is at or after the end of the run ({}): the failure would never happen",
+                        f.at,
+                        Duration(end)
+                    ),
+                ));
+            }
             if let Some(u) = f.until {
                 if u.0 <= f.at.0 {
                     return Err(Error::config(
@@ -470,9 +609,38 @@ impl Scenario {
                     ));
                 }
             }
+            // Each kind reads its own field and no other: a stray one is a mistake.
+            let kind = serde_json::to_value(&f.kind).expect("kind");
+            for (field, given, owner) in [
+                ("rate", f.rate.is_some(), FailureKind::Degrade),
+                ("loss", f.loss.is_some(), FailureKind::Lossy),
+                ("period", f.period.is_some(), FailureKind::Flap),
+            ] {
+                if given && f.kind != owner {
+                    let want = serde_json::to_value(&owner).expect("kind");
+                    return Err(Error::config(
+                        &format!("{p}.{field}"),
+                        format!("applies only to kind = {want}, not to kind = {kind}; remove it"),
+                    ));
+                }
+            }
             match f.kind {
                 FailureKind::Degrade => match f.rate {
-                    Some(r) if r.0 > 0 => {}
+                    Some(r) if r.0 > 0 => {
+                        for &l in links {
+                            let nominal = g.links[l as usize].rate_bps;
+                            if r.0 > nominal {
+                                return Err(Error::config(
+                                    &format!("{p}.rate"),
+                                    format!(
+                                        "{r} is above the nominal rate of {} ({}); a degrade slows a link down",
+                                        g.link_name(l),
+                                        Rate(nominal)
+                                    ),
+                                ));
+                            }
+                        }
+                    }
                     _ => return Err(Error::config(&format!("{p}.rate"), "a degrade needs a rate > 0 (e.g. \"10Gbps\"); use kind = \"down\" for a dead link")),
                 },
                 FailureKind::Lossy => match f.loss {
@@ -480,34 +648,156 @@ impl Scenario {
                     _ => return Err(Error::config(&format!("{p}.loss"), "a lossy link needs loss in (0, 1]")),
                 },
                 FailureKind::Flap => match f.period {
-                    Some(d) if d.0 > 0 => {}
-                    _ => return Err(Error::config(&format!("{p}.period"), "a flap needs a period > 0")),
+                    Some(d) if d.0 >= 2 => {}
+                    _ => return Err(Error::config(&format!("{p}.period"), "a flap needs a period > 0 (e.g. \"2ms\")")),
                 },
                 FailureKind::Down => {}
             }
+            changes += match f.kind {
+                FailureKind::Flap => {
+                    let stop = f.until.map_or(end, |u| u.0.min(end));
+                    let half = (f.period.map_or(2, |d| d.0) / 2).max(1);
+                    (stop.saturating_sub(f.at.0)).div_ceil(half) as u128 + 1
+                }
+                _ => 1 + f.until.is_some() as u128,
+            };
         }
-        // Links down for the whole run must leave every host able to reach every other: a
-        // partition from the start would drop all traffic across it, and the run would only
-        // show it as unfinished flows.
+        limits::check(
+            "failures",
+            "the link state changes",
+            changes,
+            limits::MAX_LINK_CHANGES,
+        )?;
+        limits::check(
+            "failures",
+            "the routing work (routing table × (1 + link state changes))",
+            self.topology.size().routing_entries() * (1 + changes),
+            limits::MAX_ROUTING_WORK,
+        )?;
+        self.check_reachable(&g, &failure_links, self.warmup.0)
+    }
+
+    /// The checks that need the generated traffic (`specs`, sorted by start; `Sim::build`
+    /// calls this): an error when failures cut hosts apart from the first measured flow to the
+    /// end of the run; warnings (returned) when nothing is measured, a traced flow does not
+    /// exist, or a workload offers more than its links can carry.
+    pub fn check_with_traffic(&self, g: &Graph, specs: &[FlowSpec]) -> Result<Vec<String>, Error> {
+        let mut warnings = self.warnings();
+        let warm = self.warmup.0;
+        let first = specs
+            .iter()
+            .find(|s| s.start_ps >= warm)
+            .map(|s| s.start_ps);
+        let long_lived = specs.iter().any(|s| s.size_bytes >= UNBOUNDED);
+        match first {
+            Some(t) => self.check_reachable(g, &self.failure_links(g)?, t)?,
+            None if long_lived => self.check_reachable(g, &self.failure_links(g)?, warm)?,
+            None => warnings.push(format!(
+                "no flow starts in the measured interval (from warmup = {} to duration = {}):                  the FCT statistics will be empty",
+                self.warmup, self.duration
+            )),
+        }
+        let missing: Vec<String> = self
+            .measure
+            .trace_flows
+            .iter()
+            .filter(|&&f| f as usize >= specs.len())
+            .map(|f| f.to_string())
+            .collect();
+        if !missing.is_empty() {
+            warnings.push(format!(
+                "measure.trace_flows: there is no flow {} (the run has {} flows, ids 0..{}):                  nothing will be traced for it",
+                missing.join(", "),
+                specs.len(),
+                specs.len()
+            ));
+        }
+        for (i, w) in self.workload.iter().enumerate() {
+            warnings.extend(w.capacity_warnings(&format!("workload[{i}]"), g)?);
+        }
+        Ok(warnings)
+    }
+
+    /// Every host must be able to reach every other at some time of the measured interval
+    /// [`from`, end of the run]: a link is cut for the whole interval when it is down, loses
+    /// every packet (`loss = 1`), flaps with a first down half that covers it, or is degraded
+    /// so far that not one full-size packet crosses it in the interval. (A run would show such
+    /// a partition only as unfinished flows.) `from` is `warmup` at validation, and the start
+    /// of the first measured flow when the traffic is known (`Sim::build`).
+    pub fn check_reachable(
+        &self,
+        g: &Graph,
+        failure_links: &[Vec<u32>],
+        from: Time,
+    ) -> Result<(), Error> {
+        let end = self.end_ps();
+        if from >= end {
+            return Ok(());
+        }
+        let wire = frame_bytes(self.transport.params().mss) as u64
+            + OVERLAY_HDR as u64
+            + PREAMBLE_IFG as u64;
+        // Per directed link, the intervals in which it carries nothing.
+        let mut cut: Vec<Vec<(Time, Time, usize)>> = vec![vec![]; g.links.len()];
+        for (i, (f, links)) in self.failures.iter().zip(failure_links).enumerate() {
+            let until = f.until.map_or(Time::MAX, |u| u.0);
+            let stop = match f.kind {
+                FailureKind::Down => until,
+                FailureKind::Lossy if f.loss.unwrap_or(0.0) >= 1.0 => until,
+                FailureKind::Flap => {
+                    until.min(f.at.0.saturating_add(f.period.map_or(0, |d| d.0) / 2))
+                }
+                FailureKind::Degrade
+                    if f.rate
+                        .is_some_and(|r| ser_ps(wire, r.0) > end - from.max(f.at.0)) =>
+                {
+                    until
+                }
+                _ => continue,
+            };
+            for &l in links {
+                cut[l as usize].push((f.at.0, stop, i));
+            }
+        }
         let mut dead = vec![false; g.links.len()];
-        let mut which = vec![];
-        for (i, (f, links)) in self.failures.iter().zip(&failure_links).enumerate() {
-            if f.kind == FailureKind::Down && f.at.0 == 0 && f.until.is_none() {
-                links.iter().for_each(|&l| dead[l as usize] = true);
-                which.push(format!("failures[{i}]"));
+        let mut which = std::collections::BTreeSet::new();
+        for (l, iv) in cut.iter_mut().enumerate() {
+            iv.sort_unstable();
+            // Do the intervals cover [from, end) without a gap?
+            let mut t = from;
+            let mut used = vec![];
+            for &(a, b, i) in iv.iter() {
+                if a > t {
+                    break;
+                }
+                if b > t {
+                    t = b;
+                    used.push(i);
+                }
+            }
+            if t >= end {
+                dead[l] = true;
+                which.extend(used);
             }
         }
         if let Some((a, b)) = g.unreachable_hosts(&dead) {
             let name = |n: u32| g.nodes[n as usize].name.as_str();
+            let which: Vec<String> = which.iter().map(|i| format!("failures[{i}]")).collect();
+            let span = if from == 0 {
+                "for the whole run".to_string()
+            } else {
+                format!("from {} to the end of the run", Duration(from))
+            };
             return Err(Error::config(
                 "failures",
                 format!(
-                    "the links down for the whole run ({}) leave no path from {} to {}; every \
-                     host must stay reachable (to cut a path for a while, give `until` or a \
-                     later `at`)",
+                    "the links cut {span} ({}) leave no path from {} to {}; every host must \
+                     stay reachable (to cut a path for a while, give `until` before the end \
+                     of the run ({}) or a later `at`)",
                     which.join(", "),
                     name(a),
-                    name(b)
+                    name(b),
+                    Duration(end)
                 ),
             ));
         }
@@ -589,13 +879,11 @@ fn sort_keys(v: serde_json::Value) -> serde_json::Value {
 /// "\"10Gbps\"") and taken as a plain string otherwise ("10Gbps").
 pub fn apply_override(tree: &mut serde_json::Value, path: &str, value: &str) -> Result<(), Error> {
     use serde_json::Value;
-    let parsed: Value = match toml::from_str::<toml::Value>(&format!("v = {value}")) {
-        Ok(t) => serde_json::to_value(
-            t.get("v")
-                .cloned()
-                .unwrap_or(toml::Value::String(value.into())),
-        )
-        .unwrap(),
+    let parsed: Value = match toml::from_str::<toml::Table>(&format!("v = {value}")) {
+        Ok(mut t) => match t.remove("v") {
+            Some(v) if t.is_empty() => shape::toml_to_json(v, path)?,
+            _ => Value::String(value.to_string()),
+        },
         Err(_) => Value::String(value.to_string()),
     };
     let mut cur = tree;
@@ -687,7 +975,7 @@ mod tests {
             ("[scheme]\nname = \"magic\"\n", &[], "scheme.name", "ecmp"),
             ("[[workload]]\npattern = 3\n", &[], "workload[0].pattern", "string"),
             ("[scheme]\nname = \"conga\"\n", &[("scheme.metric_aging", "-1ms")], "scheme.metric_aging", "negative"),
-            ("[scheme]\nname = \"local\"\n", &[("scheme.q_bits", "-1")], "scheme.q_bits", "u8"),
+            ("[scheme]\nname = \"local\"\n", &[("scheme.q_bits", "-1")], "scheme.q_bits", "1..=8"),
             ("[scheme]\nname = \"conga-flow\"\n", &[("scheme.flowlet_timeout", "abc")], "scheme.flowlet_timeout", "number"),
             ("[scheme]\nname = \"ecmp\"\n", &[("scheme.q_bits", "3")], "scheme", "q_bits"),
             ("[[failures]]\nlink = \"L0-S7\"\nkind = \"down\"\n", &[], "failures[0].link", "S7"),
@@ -753,6 +1041,316 @@ mod tests {
                 (Ok(_), false) => {}
                 (other, _) => panic!("{extra}: rejected = {rejected}, got {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn limits_are_checked_before_anything_is_built() {
+        // (overrides, path the error names, words of the message). Before the limits these
+        // hung, wrapped to nonsense sizes or aborted the run.
+        let ft = "duration = \"1ms\"\n[topology]\nkind = \"fat-tree\"\nk = 4\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\n";
+        let cases: &[(&str, &[(&str, &str)], &str, &str)] = &[
+            (ft, &[("topology.k", "64")], "topology.k", "2..=44"),
+            (ft, &[("topology.k", "46")], "topology.k", "2..=44"),
+            (
+                BASE,
+                &[("topology.leaves", "1000"), ("topology.spines", "100")],
+                "topology",
+                "routing table",
+            ),
+            (
+                ft,
+                &[("topology.oversubscription", "2147483648")],
+                "topology",
+                "hosts",
+            ),
+            (
+                BASE,
+                &[
+                    ("topology.spines", "65536"),
+                    ("topology.links_per_pair", "65536"),
+                ],
+                "topology.spines",
+                "uplinks",
+            ),
+            (
+                BASE,
+                &[
+                    ("topology.leaves", "2000"),
+                    ("topology.hosts_per_leaf", "1000"),
+                ],
+                "topology",
+                "hosts",
+            ),
+            (
+                BASE,
+                &[("topology.leaves", "4000"), ("topology.spines", "4000")],
+                "topology",
+                "links",
+            ),
+            (
+                BASE,
+                &[("measure.window", "1ps")],
+                "measure.window",
+                "windows.csv",
+            ),
+            (
+                BASE,
+                &[("measure.window", "1us")],
+                "measure.window",
+                "slowest link",
+            ),
+            (
+                BASE,
+                &[
+                    ("measure.trace_interval", "1ps"),
+                    ("measure.trace_flows", "[0]"),
+                ],
+                "measure.trace_interval",
+                "traces.csv",
+            ),
+            (
+                BASE,
+                &[
+                    ("measure.queue_ports", "[\"fabric\"]"),
+                    ("switch.buffer", "1GB"),
+                    ("topology.leaves", "4"),
+                ],
+                "measure.queue_ports",
+                "queues.csv",
+            ),
+            (BASE, &[("duration", "100000s")], "duration", "86400s"),
+            (
+                BASE,
+                &[("duration", "80000s"), ("drain", "80000s")],
+                "drain",
+                "simulated time",
+            ),
+            (
+                BASE,
+                &[("switch.buffer", "1e9pkt")],
+                "switch.buffer",
+                "too large",
+            ),
+            (
+                BASE,
+                &[("topology.host_rate", "1e30Gbps")],
+                "topology.host_rate",
+                "too large",
+            ),
+            (
+                BASE,
+                &[
+                    (
+                        "scheme",
+                        "{ name = \"conga\", flowlet_table_size = 16777216 }",
+                    ),
+                    ("topology.leaves", "100"),
+                ],
+                "scheme",
+                "tables",
+            ),
+            (
+                BASE,
+                &[(
+                    "failures",
+                    "[{ link = \"L0-S0\", kind = \"flap\", period = \"2ps\" }]",
+                )],
+                "failures",
+                "link state changes",
+            ),
+        ];
+        for (base, ov, path, word) in cases {
+            let ov: Vec<(String, String)> = ov
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+            let t = std::time::Instant::now();
+            match Scenario::load(base, Format::Toml, &ov) {
+                Err(Error::Config { path: p, msg }) => {
+                    assert!(p == *path && msg.contains(word), "{ov:?}: {p}: {msg}");
+                }
+                other => panic!("{ov:?}: expected a config error, got {other:?}"),
+            }
+            assert!(t.elapsed().as_secs() < 5, "{ov:?} took {:?}", t.elapsed());
+        }
+    }
+
+    #[test]
+    fn shapes_numbers_and_keys_are_checked_in_the_users_terms() {
+        // (scenario text, format, path, words; none of `forbidden` may appear)
+        let forbidden = ["u8", "u32", "f64", "struct", "SwitchConfig", "Config"];
+        let cases: &[(&str, Format, &str, &str)] = &[
+            (
+                "switch = [\"300pkt\", \"5pkt\"]\n",
+                Format::Toml,
+                "switch",
+                "a list",
+            ),
+            (
+                "[switch]\nshared_alpha = nan\n",
+                Format::Toml,
+                "switch.shared_alpha",
+                "finite",
+            ),
+            (
+                "[switch]\ndre_alpha = -inf\n",
+                Format::Toml,
+                "switch.dre_alpha",
+                "finite",
+            ),
+            (
+                "[[failures]]\nlink = \"L0-S0\"\nkind = \"lossy\"\nloss = nan\n",
+                Format::Toml,
+                "failures[0].loss",
+                "finite",
+            ),
+            ("routing = [true]\n", Format::Toml, "routing", "a list"),
+            (
+                "[transport]\ncc = 3\n",
+                Format::Toml,
+                "transport.cc",
+                "newreno, cubic, dctcp",
+            ),
+            (
+                "[switch]\noverlay = [\"always\"]\n",
+                Format::Toml,
+                "switch.overlay",
+                "scheme, always",
+            ),
+            (
+                "[scheme]\nname = \"conga\"\nq_bits = 300\n",
+                Format::Toml,
+                "scheme.q_bits",
+                "1..=8",
+            ),
+            ("seed = -3\n", Format::Toml, "seed", ">= 0"),
+            ("seed = 1.5\n", Format::Toml, "seed", "whole numbers"),
+            (
+                "[measure]\ntrace_flows = [-1]\n",
+                Format::Toml,
+                "measure.trace_flows[0]",
+                "0..=4294967295",
+            ),
+        ];
+        for (extra, fmt, path, word) in cases {
+            let text = format!("{extra}{BASE}");
+            match Scenario::load(&text, *fmt, &[]) {
+                Err(Error::Config { path: p, msg }) => {
+                    assert!(p == *path && msg.contains(word), "{extra}: {p}: {msg}");
+                    for f in forbidden {
+                        assert!(!msg.contains(f), "{extra}: {msg}");
+                    }
+                }
+                other => panic!("{extra}: expected a config error, got {other:?}"),
+            }
+        }
+        let json = Scenario::load(
+            &format!("{BASE}[[workload]]\npattern = \"permutation\"\n"),
+            Format::Toml,
+            &[],
+        )
+        .unwrap()
+        .canonical_json();
+        let dup = json.replacen("\"drain\":", "\"duration\":\"5ms\",\"drain\":", 1);
+        match Scenario::load(&dup, Format::Json, &[]) {
+            Err(Error::Syntax(m)) => assert!(m.contains("duplicate key `duration`"), "{m}"),
+            other => panic!("expected a syntax error, got {other:?}"),
+        }
+        let ov = vec![("workload[0].size".to_string(), "inf".to_string())];
+        match Scenario::load(&json, Format::Json, &ov) {
+            Err(Error::Config { path, msg }) => {
+                assert!(
+                    path == "workload[0].size" && msg.contains("finite"),
+                    "{path}: {msg}"
+                )
+            }
+            other => panic!("expected a config error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn failures_must_make_sense() {
+        // BASE: 10 ms, L0/L1 under S0/S1. (failures TOML, path, word)
+        let f = |body: &str| format!("[[failures]]\n{body}\n");
+        let cases: Vec<(String, &str, &str)> = vec![
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"\nrate = \"1Gbps\"\nuntil = \"1ms\""),
+                "failures[0].rate",
+                "degrade",
+            ),
+            (
+                f("link = \"L0-S0\"\nkind = \"degrade\"\nrate = \"1Gbps\"\nloss = 0.5"),
+                "failures[0].loss",
+                "lossy",
+            ),
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"\nperiod = \"1ms\"\nuntil = \"1ms\""),
+                "failures[0].period",
+                "flap",
+            ),
+            (
+                f("link = \"L0-S0\"\nkind = \"degrade\"\nrate = \"41Gbps\""),
+                "failures[0].rate",
+                "nominal",
+            ),
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"\nat = \"10ms\""),
+                "failures[0].at",
+                "end of the run",
+            ),
+            // Cut for the whole run though not `down` forever: a leaf loses both uplinks.
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"")
+                    + &f("link = \"L0-S1\"\nkind = \"down\"\nuntil = \"1s\""),
+                "failures",
+                "no path",
+            ),
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"")
+                    + &f("link = \"L0-S1\"\nkind = \"lossy\"\nloss = 1.0"),
+                "failures",
+                "no path",
+            ),
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"")
+                    + &f("link = \"L0-S1\"\nkind = \"flap\"\nperiod = \"30ms\""),
+                "failures",
+                "no path",
+            ),
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"")
+                    + &f("link = \"L0-S1\"\nkind = \"degrade\"\nrate = \"1Mbps\""),
+                "failures",
+                "no path",
+            ),
+            // Two back-to-back outages cover the run as one would.
+            (
+                f("link = \"L0-S0\"\nkind = \"down\"")
+                    + &f("link = \"L0-S1\"\nkind = \"down\"\nuntil = \"5ms\"")
+                    + &f("link = \"L0-S1\"\nkind = \"down\"\nat = \"5ms\""),
+                "failures",
+                "failures[2]",
+            ),
+        ];
+        for (extra, path, word) in &cases {
+            match Scenario::load(&format!("{BASE}{extra}"), Format::Toml, &[]) {
+                Err(Error::Config { path: p, msg }) => {
+                    assert!(p == *path && msg.contains(word), "{extra}: {p}: {msg}")
+                }
+                other => panic!("{extra}: expected a config error, got {other:?}"),
+            }
+        }
+        // Still fine: a degrade that lets packets through, an outage that ends, a short flap.
+        for ok in [
+            f("link = \"L0-S0\"\nkind = \"down\"")
+                + &f("link = \"L0-S1\"\nkind = \"degrade\"\nrate = \"100Mbps\""),
+            f("link = \"L0-S0\"\nkind = \"down\"")
+                + &f("link = \"L0-S1\"\nkind = \"down\"\nuntil = \"9ms\""),
+            f("link = \"L0-S0\"\nkind = \"down\"")
+                + &f("link = \"L0-S1\"\nkind = \"flap\"\nperiod = \"2ms\""),
+        ] {
+            Scenario::load(&format!("{BASE}{ok}"), Format::Toml, &[]).unwrap();
         }
     }
 

@@ -3,6 +3,7 @@
 
 pub mod ideal;
 pub mod pcap;
+pub(crate) mod windows;
 
 use crate::api::RunResult;
 use crate::host::NetRef;
@@ -23,13 +24,66 @@ pub const BUCKETS: [(&str, u64, u64); 3] = [
     ("large", 10_000_000, u64::MAX),
 ];
 
-/// The best shortest path from `src` to `dst`: at each switch the candidate with the highest
-/// rate (ties: port order). Returns forward and reverse hops.
-pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop>) {
+/// The degrades of the run: (directed link, from, until, rate).
+fn degrades(sim: &Sim) -> Vec<(u32, u64, u64, u64)> {
+    let links = sim.sc.failure_links(&sim.g).unwrap_or_default();
+    let mut out = vec![];
+    for (f, ls) in sim.sc.failures.iter().zip(links) {
+        if let (crate::scenario::FailureKind::Degrade, Some(r)) = (&f.kind, f.rate) {
+            for l in ls {
+                out.push((l, f.at.0, f.until.map_or(u64::MAX, |u| u.0), r.0));
+            }
+        }
+    }
+    out
+}
+
+/// The rate of each directed link for a flow that ran over [t0, t1]: the highest rate in force
+/// at some time of it, i.e. the nominal rate unless degrades cover the whole span (then the
+/// best of them). The ideal FCT is thus never above what the flow could have had.
+fn rates_over(sim: &Sim, degrades: &[(u32, u64, u64, u64)], t0: u64, t1: u64) -> Vec<u64> {
+    let mut rates: Vec<u64> = sim.g.links.iter().map(|l| l.rate_bps).collect();
+    let mut covered: HashMap<u32, u64> = HashMap::new();
+    for &(l, from, until, r) in degrades {
+        if from <= t0 && until >= t1 {
+            let e = covered.entry(l).or_insert(0);
+            *e = (*e).max(r);
+        }
+    }
+    for (l, r) in covered {
+        rates[l as usize] = rates[l as usize].min(r);
+    }
+    rates
+}
+
+/// The highest bottleneck rate of the shortest paths from switch `at` to host `dst`.
+fn width(net: &NetRef, at: u32, dst: u32, rate: &[u64], memo: &mut HashMap<u32, u64>) -> u64 {
+    let g = net.g;
+    let tor = g.host_tor[dst as usize];
+    if at == tor {
+        return rate[g.links[g.host_uplink[dst as usize] as usize].reverse as usize];
+    }
+    if let Some(&w) = memo.get(&at) {
+        return w;
+    }
+    let cands = net.routes.group(at, net.routes.tor_index[tor as usize]);
+    let w = cands
+        .iter()
+        .map(|&c| rate[c as usize].min(width(net, g.links[c as usize].to, dst, rate, memo)))
+        .max()
+        .unwrap_or(0);
+    memo.insert(at, w);
+    w
+}
+
+/// The best shortest path from `src` to `dst` at link rates `rate`: the highest bottleneck
+/// rate (ties: port order at each switch). Returns forward and reverse hops.
+pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32, rate: &[u64]) -> (Vec<Hop>, Vec<Hop>) {
     let g = net.g;
     let mut fwd = vec![];
     let mut rev = vec![];
     let mut l = g.host_uplink[src as usize];
+    let mut memo = HashMap::new();
     for _ in 0..64 {
         let d = &g.links[l as usize];
         let overlay = if net.overlay == OverlayMode::Leaf && g.is_fabric(l) {
@@ -39,13 +93,13 @@ pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop
         };
         let scheme = |l: u32| net.hdr_bytes.get(l as usize).copied().unwrap_or(0);
         fwd.push(Hop {
-            rate_bps: net.ports[l as usize].rate_bps.min(d.rate_bps),
+            rate_bps: rate[l as usize],
             delay_ps: d.delay_ps,
             extra_bytes: overlay + scheme(l),
         });
         let r = d.reverse as usize;
         rev.push(Hop {
-            rate_bps: g.links[r].rate_bps,
+            rate_bps: rate[r],
             delay_ps: g.links[r].delay_ps,
             extra_bytes: overlay + scheme(d.reverse),
         });
@@ -58,10 +112,11 @@ pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop
             g.links[g.host_uplink[dst as usize] as usize].reverse
         } else {
             let cands = net.routes.group(at, net.routes.tor_index[tor as usize]);
-            match cands
-                .iter()
-                .max_by_key(|&&c| (g.links[c as usize].rate_bps, std::cmp::Reverse(c)))
-            {
+            match cands.iter().max_by_key(|&&c| {
+                let w =
+                    rate[c as usize].min(width(net, g.links[c as usize].to, dst, rate, &mut memo));
+                (w, std::cmp::Reverse(c))
+            }) {
                 Some(&c) => c,
                 None => break,
             }
@@ -69,6 +124,24 @@ pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32) -> (Vec<Hop>, Vec<Hop
     }
     rev.reverse();
     (fwd, rev)
+}
+
+/// Ideal FCT at the nominal rates, with the paths cached per (src, dst).
+#[allow(clippy::too_many_arguments)]
+fn ideal_fct_on(
+    paths: &mut HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)>,
+    net: &NetRef,
+    src: u32,
+    dst: u32,
+    rate: &[u64],
+    p: &IdealParams,
+    size: u64,
+    handshake: bool,
+) -> u64 {
+    let (fw, rv) = paths
+        .entry((src, dst))
+        .or_insert_with(|| ideal_path(net, src, dst, rate));
+    ideal_fct(fw, rv, p, size, handshake)
 }
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -124,6 +197,8 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         rwnd_segments: (sim.hosts.tcp.rwnd_bytes / sim.hosts.tcp.mss as u64).max(1),
     };
     let mut paths: HashMap<(u32, u32), (Vec<Hop>, Vec<Hop>)> = HashMap::new();
+    let degr = degrades(sim);
+    let nominal: Vec<u64> = g.links.iter().map(|l| l.rate_bps).collect();
     let mut t = Table::default();
     let (mut id, mut src, mut dst, mut size, mut start, mut end, mut fct, mut ideal, mut slow) = (
         vec![],
@@ -184,10 +259,24 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         };
         fct_lb.push(lb_ms);
         let ideal_ms = if bounded && s.app.is_none() {
-            let (fw, rv) = paths
-                .entry((s.src, s.dst))
-                .or_insert_with(|| ideal_path(&net, s.src, s.dst));
-            ideal_fct(fw, rv, &p, s.size_bytes, f.new_conn) as f64 * 1e-9
+            let t1 = if done { f.end } else { sim.sim_end };
+            let ps = if degr.is_empty() {
+                ideal_fct_on(
+                    &mut paths,
+                    &net,
+                    s.src,
+                    s.dst,
+                    &nominal,
+                    &p,
+                    s.size_bytes,
+                    f.new_conn,
+                )
+            } else {
+                let rates = rates_over(sim, &degr, s.start_ps, t1);
+                let (fw, rv) = ideal_path(&net, s.src, s.dst, &rates);
+                ideal_fct(&fw, &rv, &p, s.size_bytes, f.new_conn)
+            };
+            ps as f64 * 1e-9
         } else {
             f64::NAN
         };
@@ -301,7 +390,9 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         maxq.push(ps.max_q_bytes);
         let [m0, m1] = [&sim.interval_marks[0][l], &sim.interval_marks[1][l]];
         avgq.push((m1.q_area - m0.q_area) as f64 / meas_ps);
-        util.push((m1.tx_bytes - m0.tx_bytes) as f64 * 8.0 / (meas_ps * 1e-12) / d.rate_bps as f64);
+        let sent =
+            (m1.tx_bytes + m1.tx_partial_bytes) as f64 - (m0.tx_bytes + m0.tx_partial_bytes) as f64;
+        util.push(sent * 8.0 / (meas_ps * 1e-12) / d.rate_bps as f64);
     }
     pt.push("link", Column::Str(name));
     pt.push("from", Column::Str(from));
@@ -319,7 +410,7 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
     let ports = pt;
 
     // Windows.
-    let w = &sim.windows;
+    let w = &sim.windows.rows;
     let mut wt = Table::default();
     wt.push("window", Column::U64(w.window.clone()));
     wt.push("t_start_ms", Column::F64(w.t_start_ms.clone()));
@@ -437,9 +528,9 @@ pub(crate) fn collect(sim: &Sim) -> RunResult {
         "tcp": tcp,
         "connections": sim.hosts.conns.len(),
         "mptcp": sim.hosts.mptcp_counters(),
-        "warnings": sim.sc.warnings(),
         "lb": sim.lb_counters(),
         "failure_links": sim.failure_links(),
+        "warnings": sim.warnings,
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
     });
     RunResult {

@@ -104,6 +104,7 @@ pub struct TransportConfig {
     /// reordering raises the threshold up to this value, as Linux's `tcp_reordering` adapts up
     /// to 127 (reset to 3 by a timeout). 3..=1000.
     #[serde(default = "dupthresh")]
+    #[schemars(range(min = 3, max = 1000))]
     pub max_reordering: u32,
     /// Forward acknowledgement (Linux `tcp_fack`, on until 4.15): a SACK more than
     /// `reordering` segments above the first hole starts recovery, and every hole below
@@ -123,6 +124,7 @@ pub struct TransportConfig {
     /// The kernel's clock rate HZ (jiffies per second) for the Linux RTO estimator and the
     /// Linux CUBIC variants, whose RTT samples and epochs count jiffies. 100..=10000.
     #[serde(default = "hz")]
+    #[schemars(range(min = 100, max = 10000))]
     pub clock_hz: u32,
     /// Receiver ACK rules: "simple" (an ACK every second segment or after
     /// `delayed_ack_timeout`, at once on out-of-order data) or "linux" (adds quick-ACK mode at
@@ -135,6 +137,7 @@ pub struct TransportConfig {
     /// the Linux ACK rules read it: it sets the number of quick ACKs at the start
     /// (window / 2 segments, 2..=16). 1..=1000.
     #[serde(default = "init_rwnd")]
+    #[schemars(range(min = 1, max = 1000))]
     pub initial_rcv_window: u32,
 }
 

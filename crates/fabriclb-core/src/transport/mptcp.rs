@@ -58,6 +58,7 @@ pub struct MptcpConfig {
     /// Subflows per connection, 1..=32 (same hosts, distinct source ports; Linux
     /// `mptcp_ndiffports`). The CONGA paper used 8.
     #[serde(default = "eight")]
+    #[schemars(range(min = 1, max = 32))]
     pub subflows: u32,
     /// The subflows' window growth: "lia" (RFC 6356, byte-counted), "lia-acks" (counted in
     /// ACKs as Linux MPTCP does) or "uncoupled".
@@ -489,7 +490,7 @@ mod tests {
         let mut conns = vec![];
         for i in 0..n {
             let mut c = Conn::new(&p, 0, 1, 1000 + i as u16, 80, true);
-            c.handshake_sample(1_000_000_000, srtt_us[i] * 1_000_000, &p);
+            c.handshake_sample(srtt_us[i] * 1_000_000, &p);
             c.w.cwnd = 20.0 * p.mss as f64;
             conns.push(c);
             meta.add_subflow(i as u32, i > 0);

@@ -26,9 +26,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// At most this many flows from one workload entry (put a limit on everything).
-pub const MAX_FLOWS: f64 = 20_000_000.0;
-
 /// Which capacity a target `load` is a fraction of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -405,9 +402,8 @@ pub fn poisson_flows(
         ));
     }
     let expected = rate_per_s * ctx.duration_ps as f64 / PS_PER_S as f64;
-    if expected > MAX_FLOWS {
-        return Err(Error::config(path, format!("would generate about {expected:.0} flows, more than the limit of {MAX_FLOWS:.0}; shorten `duration` or lower the load")));
-    }
+    // The expected count (shorten `duration` or lower the load to stay below the limit).
+    super::check_flow_count(path, out, expected.min(u64::MAX as f64) as u128)?;
     out.reserve((expected * 1.01) as usize + 16);
     let mean_gap_ps = PS_PER_S as f64 / rate_per_s;
     let mut t = 0.0f64;

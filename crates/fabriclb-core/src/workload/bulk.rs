@@ -17,6 +17,7 @@ pub struct BulkConfig {
     pub dst: Vec<String>,
     /// Flows per sending host, >= 1.
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub flows_per_src: u32,
     /// Application rate limit per flow (omit for unlimited).
     #[serde(default)]
@@ -93,6 +94,7 @@ impl Pattern for BulkConfig {
             .enumerate()
             .map(|(i, s)| host_by_name(ctx.g, s, &format!("{path}.dst[{i}]")))
             .collect::<Result<Vec<_>, _>>()?;
+        super::check_flow_count(path, out, srcs.len() as u128 * self.flows_per_src as u128)?;
         let mut k = 0usize;
         for &s in &srcs {
             for _ in 0..self.flows_per_src {

@@ -149,6 +149,20 @@ impl Cdf {
                     format!("the size {size} is negative; sizes must be >= 0"),
                 ));
             }
+            let max = crate::limits::MAX_BYTES as f64;
+            if size
+                * if opts.unit == CdfUnit::Packets {
+                    opts.packet_bytes as f64
+                } else {
+                    1.0
+                }
+                > max
+            {
+                return Err(err(
+                    ln,
+                    format!("the size {size} is too large; a flow may have at most {max:.0} bytes"),
+                ));
+            }
             if p < 0.0 {
                 return Err(err(ln, format!("the cdf value {p} is negative; cdf values must be in [0, 1] (or [0, 100] in percent)")));
             }
@@ -271,7 +285,7 @@ impl Cdf {
             Some(d) if p.is_relative() => d.join(p),
             _ => p.to_path_buf(),
         };
-        let text = std::fs::read_to_string(&full).map_err(|e| {
+        let text = read_limited(&full).map_err(|e| {
             Error::config(
                 path,
                 format!(
@@ -312,6 +326,31 @@ impl Cdf {
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         (self.quantile(rng.f64()).round() as u64).max(1)
     }
+}
+
+/// The text of a regular file of at most `limits::MAX_FILE_BYTES`. A FIFO or a device is
+/// refused before it is opened (opening a FIFO blocks until a writer comes).
+fn read_limited(p: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let max = crate::limits::MAX_FILE_BYTES;
+    let meta = std::fs::metadata(p).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file (a folder, FIFO, device or socket)".into());
+    }
+    if meta.len() > max {
+        return Err(format!(
+            "{} bytes, larger than the limit of {max}",
+            meta.len()
+        ));
+    }
+    let mut buf = String::new();
+    std::fs::File::open(p)
+        .and_then(|f| f.take(max + 1).read_to_string(&mut buf))
+        .map_err(|e| e.to_string())?;
+    if buf.len() as u64 > max {
+        return Err(format!("larger than the limit of {max} bytes"));
+    }
+    Ok(buf)
 }
 
 /// A flow-size law: an empirical CDF, a fixed size, or an exponential.

@@ -72,6 +72,7 @@ pub struct ClientServerConfig {
     /// Persistent connections each client keeps to each server, 1..=255 (default 3, as in
     /// CONGA). A response takes an idle one, or queues behind the least-loaded one.
     #[serde(default = "three")]
+    #[schemars(range(min = 1))]
     pub connections_per_pair: u8,
 }
 fn yes() -> bool {
@@ -133,6 +134,15 @@ impl Pattern for ClientServerConfig {
         };
         let rate =
             arrivals::arrival_rate(ctx, path, &target, pairs.seconds(), pairs.p_cross(), &law)?;
+        // Each (client, server) pair that gets a request opens its pool of connections.
+        let expected = rate * ctx.duration_ps as f64 / crate::units::PS_PER_S as f64;
+        let used = (pairs.firsts().len() as f64 * pairs.seconds().len() as f64).min(expected + 1.0);
+        crate::limits::check(
+            &format!("{path}.connections_per_pair"),
+            "the persistent connections (pairs used × connections_per_pair)",
+            (used * self.connections_per_pair as f64).min(u64::MAX as f64) as u128,
+            crate::limits::MAX_CONNECTIONS,
+        )?;
         let conn = ConnPolicy::Persistent {
             per_pair: self.connections_per_pair,
         };

@@ -24,6 +24,7 @@ pub struct ExplicitFlow {
     pub rate: Option<Rate>,
     /// Repeat this flow `count` times (separate connections).
     #[serde(default = "one")]
+    #[schemars(range(min = 1))]
     pub count: u32,
 }
 fn one() -> u32 {
@@ -61,6 +62,8 @@ impl Pattern for ExplicitConfig {
         _rng: &mut Rng,
         out: &mut Vec<FlowSpec>,
     ) -> Result<(), Error> {
+        let total: u128 = self.flows.iter().map(|f| f.count as u128).sum();
+        super::check_flow_count(path, out, total)?;
         for (i, f) in self.flows.iter().enumerate() {
             let src = host_by_name(ctx.g, &f.src, &format!("{path}.flows[{i}].src"))?;
             let dst = host_by_name(ctx.g, &f.dst, &format!("{path}.flows[{i}].dst"))?;

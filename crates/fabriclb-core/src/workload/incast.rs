@@ -38,6 +38,7 @@ pub struct IncastConfig {
     pub size: Bytes,
     /// Number of requests, 1..=1000000 (default 1).
     #[serde(default = "one")]
+    #[schemars(range(min = 1, max = 1_000_000))]
     pub requests: u32,
     /// Time between the starts of consecutive requests; required (> 0) when `requests` > 1.
     #[serde(default)]
@@ -153,6 +154,7 @@ impl Pattern for IncastConfig {
             v
         };
         let n = servers.len() as u64;
+        super::check_flow_count(path, out, self.requests as u128 * n as u128)?;
         let (base, extra) = (self.size.0 / n, self.size.0 % n);
         let conn = if self.persistent {
             ConnPolicy::Persistent { per_pair: 1 }

@@ -152,10 +152,82 @@ impl WorkloadConfig {
             _ => false,
         }
     }
+    /// Warnings when the entry offers more than the links it names can carry (a `capacity`
+    /// above the topology's, matrix rates above the hosts' links): such a run never reaches a
+    /// steady state, but it is not an error.
+    pub fn capacity_warnings(&self, path: &str, g: &Graph) -> Result<Vec<String>, Error> {
+        use crate::units::Rate;
+        let load = |load: f64, basis: LoadBasis, cap: Option<Rate>, senders: Vec<u32>| {
+            let Some(cap) = cap else {
+                return Ok(vec![]);
+            };
+            let topo = arrivals::basis_capacity_bps(g, basis, &senders, None, path)?;
+            let offered = load * cap.0 as f64;
+            Ok(if offered > topo * (1.0 + 1e-9) {
+                let b = serde_json::to_value(basis).expect("basis");
+                vec![format!(
+                    "{path}: load {load} of capacity {cap} offers {}, more than the {} that                      load_basis = {b} gives for its senders: queues will grow for the whole run",
+                    Rate(offered as u64),
+                    Rate(topo as u64)
+                )]
+            } else {
+                vec![]
+            })
+        };
+        match self {
+            WorkloadConfig::Poisson(c) => load(
+                c.load,
+                c.load_basis,
+                c.capacity,
+                arrivals::hosts_of(g, &c.src, &format!("{path}.src"))?,
+            ),
+            WorkloadConfig::ClientServer(c) => load(
+                c.load,
+                c.load_basis,
+                c.capacity,
+                arrivals::hosts_of(g, &c.servers, &format!("{path}.servers"))?,
+            ),
+            WorkloadConfig::Matrix(c) => {
+                let host_bps = |hs: &[u32]| -> u64 {
+                    hs.iter()
+                        .map(|&h| g.links[g.host_uplink[h as usize] as usize].rate_bps)
+                        .sum()
+                };
+                let mut out = vec![];
+                for (i, e) in c.entries.iter().enumerate() {
+                    let p = format!("{path}.entries[{i}]");
+                    let src = arrivals::hosts_of_one(g, &e.src, &format!("{p}.src"))?;
+                    let dst = arrivals::hosts_of_one(g, &e.dst, &format!("{p}.dst"))?;
+                    let cap = host_bps(&src).min(host_bps(&dst));
+                    if e.rate.0 > cap {
+                        out.push(format!(
+                            "{p}.rate: {} is more than the {} of the host links at its ends: \
+                             queues will grow for the whole run",
+                            e.rate,
+                            Rate(cap)
+                        ));
+                    }
+                }
+                Ok(out)
+            }
+            _ => Ok(vec![]),
+        }
+    }
     /// Pattern names, read from the schema of this enum (the enum is the only list).
     pub fn patterns() -> Vec<String> {
         crate::lb::tag_names::<WorkloadConfig>("pattern")
     }
+}
+
+/// The flow limit (`limits::MAX_FLOWS`, all workload entries together): `more` flows on top of
+/// the `out` already generated, checked before they are.
+pub fn check_flow_count(path: &str, out: &[FlowSpec], more: u128) -> Result<(), Error> {
+    crate::limits::check(
+        path,
+        "the number of flows (of all workloads)",
+        out.len() as u128 + more,
+        crate::limits::MAX_FLOWS,
+    )
 }
 
 /// Resolve a host given by name ("H3") or index ("3").

@@ -40,6 +40,7 @@ impl Pattern for PermutationConfig {
         out: &mut Vec<FlowSpec>,
     ) -> Result<(), Error> {
         let n = ctx.g.n_hosts as usize;
+        super::check_flow_count(path, out, n as u128)?;
         if n < 2 {
             return Err(Error::config(
                 path,

@@ -1,6 +1,7 @@
 """The registry of published experiments: each a base scenario, a grid, a reduction to the
 figure's table, a plot, and every number the paper states for the figure with the rule that
-judges it (docs/LAB.md). One module per paper: :mod:`.conga`, :mod:`.expeditus`, :mod:`.eman`;
+judges it (docs/LAB.md). One module per paper: :mod:`.conga` (and :mod:`.conga_ablation`, the host
+ablation of its Figs. 9-10), :mod:`.expeditus`, :mod:`.eman`;
 :mod:`.common` holds the types, the judging and the shared helpers.
 
 ``fabriclb reproduce NAME --out DIR`` (or :func:`reproduce`) writes ``DIR/NAME/table.csv``,
@@ -27,7 +28,7 @@ import pandas as pd
 
 from ..report import claims_markdown, write_report, write_result_json
 from ..sweep import run_points
-from . import conga, eman, expeditus
+from . import conga, conga_ablation, eman, expeditus
 from .common import (
     COMPARABLE,
     CONCEPTUAL,
@@ -64,7 +65,9 @@ __all__ = [
 
 PathLike = Union[str, Path]
 
-EXPERIMENTS: Dict[str, Experiment] = {e.name: e for e in (*conga.EXPERIMENTS, *expeditus.EXPERIMENTS, *eman.EXPERIMENTS)}
+EXPERIMENTS: Dict[str, Experiment] = {
+    e.name: e for e in (*conga.EXPERIMENTS, *conga_ablation.EXPERIMENTS, *expeditus.EXPERIMENTS, *eman.EXPERIMENTS)
+}
 
 
 def experiment_status(exp: Union[str, Experiment]) -> str:

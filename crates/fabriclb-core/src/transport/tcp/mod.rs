@@ -273,9 +273,12 @@ impl Conn {
     }
 
     /// The RTT sample of a handshake that happened before the simulation (a pre-established
-    /// connection): `rtt_ps` ending at `now`.
-    pub fn handshake_sample(&mut self, now: Time, rtt_ps: Time, p: &TcpParams) {
-        self.update_rtt(now, now.saturating_sub(rtt_ps).max(1), p);
+    /// connection): a round trip of `rtt_ps`, whatever the simulation's clock reads now.
+    pub fn handshake_sample(&mut self, rtt_ps: Time, p: &TcpParams) {
+        self.rto_ps = self
+            .rtt
+            .sample(rtt_ps.max(1), 0, self.snd_una, self.snd_max, p)
+            .clamp(p.min_rto_ps, p.max_rto_ps);
     }
 
     /// The sender's smoothed RTT in picoseconds (0 before the first sample).
