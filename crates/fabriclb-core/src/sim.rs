@@ -53,6 +53,7 @@ macro_rules! net_ref {
             routes: &$s.routes,
             ports: &$s.ports,
             overlay: $s.overlay,
+            hdr_bytes: &$s.hdr_bytes,
         }
     };
 }
@@ -246,6 +247,9 @@ pub struct Sim {
     /// `prefetch_next_out` could predict it exactly.
     predicted: Option<(PktId, u32, u32)>,
     pub(crate) overlay: OverlayMode,
+    /// Per directed link, the header bytes the scheme adds to every packet on it (empty when
+    /// it adds none): for the ideal FCT.
+    hdr_bytes: Vec<u32>,
     dre: DreParams,
     loss_rng: Rng,
     changes: Vec<LinkChange>,
@@ -446,6 +450,14 @@ impl Sim {
             .iter()
             .map(|l| LinkRt { to: l.to, epoch: 0 })
             .collect();
+        let hdr_bytes: Vec<u32> = (0..g.links.len() as u32)
+            .map(|l| lb.link_header_bytes(&g, l))
+            .collect();
+        let hdr_bytes = if hdr_bytes.iter().any(|&b| b > 0) {
+            hdr_bytes
+        } else {
+            Vec::new()
+        };
         let overlay = match sc.switch.overlay {
             crate::scenario::Overlay::Always => OverlayMode::Leaf,
             crate::scenario::Overlay::Scheme => lb.overlay(),
@@ -513,6 +525,7 @@ impl Sim {
             links_rt,
             predicted: None,
             overlay,
+            hdr_bytes,
             dre: DreParams {
                 period_ps: sc.switch.dre_period.0,
                 alpha: sc.switch.dre_alpha,

@@ -38,6 +38,8 @@ pub(crate) struct NetRef<'a> {
     pub routes: &'a Routes,
     pub ports: &'a [Port],
     pub overlay: OverlayMode,
+    /// Per directed link, header bytes the scheme adds to every packet (empty: none).
+    pub hdr_bytes: &'a [u32],
 }
 
 /// The pending timer event of each kind of one connection (`NEVER`: none). Timers are lazy:

@@ -9,11 +9,15 @@
 //! scenarios, tables and plots) and its arm in [`SchemeConfig::build`]. The compiler's
 //! exhaustive `match` is the registry; there is no other list of schemes.
 
+mod clos;
 mod conga;
 mod drill;
 mod ecmp;
+mod expeditus;
+mod expeditus_socc;
 mod flowlet;
 mod letflow;
+mod path_oracle;
 mod spray;
 #[cfg(test)]
 mod testutil;
@@ -26,6 +30,8 @@ pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
 pub use ecmp::{Ecmp, EcmpConfig};
+pub use expeditus::ExpeditusConfig;
+pub use expeditus_socc::ExpeditusSoccConfig;
 pub use letflow::LetFlowConfig;
 pub use spray::SprayConfig;
 pub use wcmp::WcmpConfig;
@@ -85,6 +91,11 @@ pub trait Balancer {
     /// (after `routing.detection_delay`; rate changes too). `v.routes` are the new routes,
     /// `v.ports` carry the links' current rates.
     fn on_routes(&mut self, _v: &mut LbView) {}
+    /// Header bytes the scheme adds to every packet on directed link `l` (counted in the
+    /// ideal FCT), e.g. Expeditus's congestion stamp on southbound links.
+    fn link_header_bytes(&self, _g: &Graph, _l: u32) -> u32 {
+        0
+    }
     /// The scheme's own counters for the summary (`lb` in summary.json), e.g. CONGA's flowlets.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
@@ -118,6 +129,15 @@ crate::tagged_enum! {
         /// The bandwidth oracle ("Bw-based", EMAN §II-B): per packet, weighted round robin in
         /// proportion to each path's current bottleneck capacity; ECMP on the outer header.
         "bw-oracle" => BwOracle(BwOracleConfig),
+        /// Expeditus as the seed paper describes it: egress-queue occupancy, one hop at a time
+        /// (stamps, SCITs with a timeout), a two-stage choice of the least sum on the handshake.
+        "expeditus" => Expeditus(ExpeditusConfig),
+        /// Expeditus as its authors' later code runs it: in and out link-load meters per port,
+        /// the least max, the leaf-spine choice on the SYN-ACK at the sender's leaf.
+        "expeditus-socc" => ExpeditusSocc(ExpeditusSoccConfig),
+        /// At SYN time, the path whose most loaded link is least loaded, by global knowledge
+        /// (the Expeditus authors' OPTIMAL baseline), pinned for the connection.
+        "path-oracle" => PathOracle(ExpeditusSoccConfig),
         /// FlowBender: ECMP in the fabric; a sender whose ECN-marked fraction exceeds T for N RTTs rehashes its flow.
         "flowbender" => FlowBender(FlowBenderConfig),
     }
@@ -172,7 +192,27 @@ impl SchemeConfig {
             SchemeConfig::Drill(c) => c.validate(path),
             SchemeConfig::Mptcp(c) => c.validate(path),
             SchemeConfig::Eman(c) => c.validate(path),
+            SchemeConfig::Expeditus(c) => c.validate(path),
+            SchemeConfig::ExpeditusSocc(c) | SchemeConfig::PathOracle(c) => c.validate(path),
             SchemeConfig::FlowBender(c) => c.validate(path),
+        }
+    }
+    /// Whether the scheme chooses a connection's path on its TCP handshake.
+    pub fn chooses_on_handshake(&self) -> bool {
+        matches!(
+            self,
+            SchemeConfig::Expeditus(_)
+                | SchemeConfig::ExpeditusSocc(_)
+                | SchemeConfig::PathOracle(_)
+        )
+    }
+    /// Whether the scheme can run on `topo`; the error names the topology field and says
+    /// what the scheme needs.
+    pub fn check_topology(&self, topo: &crate::net::topology::TopologyConfig) -> Result<(), Error> {
+        if self.chooses_on_handshake() {
+            clos::check_topology(topo, &self.name())
+        } else {
+            Ok(())
         }
     }
     /// Build the scheme: its switch balancer, and for host-side schemes its edge shim or its
@@ -187,6 +227,9 @@ impl SchemeConfig {
             SchemeConfig::LetFlow(c) => Box::new(c.build(ctx)),
             SchemeConfig::Drill(c) => Box::new(c.build(ctx)),
             SchemeConfig::Wcmp(c) => Box::new(c.build(ctx)),
+            SchemeConfig::Expeditus(c) => Box::new(c.build(ctx)),
+            SchemeConfig::ExpeditusSocc(c) => Box::new(c.build(ctx)),
+            SchemeConfig::PathOracle(c) => Box::new(c.build_oracle(ctx)),
             SchemeConfig::Mptcp(c) => {
                 return SchemeParts {
                     lb: Box::new(EcmpConfig {}.build(ctx)),
@@ -235,6 +278,11 @@ impl SchemeConfig {
             | SchemeConfig::FlowBender(_) => 0,
             // Per communicating host pair, made on its first packet: bounded by the flows.
             SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => 0,
+            // Per-link state (the link count has its own limit) and flow entries, one per
+            // connection and switch on its path (the flow count has its own limit).
+            SchemeConfig::Expeditus(_)
+            | SchemeConfig::ExpeditusSocc(_)
+            | SchemeConfig::PathOracle(_) => 0,
             SchemeConfig::Conga(c) | SchemeConfig::CongaFlow(c) | SchemeConfig::Local(c) => {
                 leaves * c.flowlet_table_size as u128 + leaves * leaves * uplinks.max(1)
             }

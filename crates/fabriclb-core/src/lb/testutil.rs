@@ -1,7 +1,7 @@
 //! A small fabric for the schemes' unit tests: a graph, its routes and ports, and an
 //! [`LbView`] of them at any time.
 
-use super::{BuildCtx, LbView};
+use super::{Balancer, BuildCtx, LbView};
 use crate::net::dre::DreParams;
 use crate::net::packet::Packet;
 use crate::net::port::Port;
@@ -45,6 +45,7 @@ impl Fx {
         let g = TopologyConfig::FatTree(FatTreeConfig {
             k: 4,
             oversubscription: 1,
+            agg_oversubscription: 1,
             host_rate: Rate(10_000_000_000),
             fabric_rate: Rate(10_000_000_000),
             delay: Duration(PS_PER_US),
@@ -137,5 +138,54 @@ impl Fx {
             size: 1518,
             ..Default::default()
         }
+    }
+
+    /// A header-only TCP packet H`src` -> H`dst` (ports 1000 -> 80) with `flags`.
+    pub fn tcp(src: u32, dst: u32, flags: u8) -> Packet {
+        Packet {
+            src,
+            dst,
+            sport: 1000,
+            dport: 80,
+            size: crate::net::packet::frame_bytes(0),
+            flags,
+            ..Default::default()
+        }
+    }
+
+    /// The header-only answer to `p` (the reverse 5-tuple) with `flags`.
+    pub fn answer(p: &Packet, flags: u8) -> Packet {
+        Packet {
+            src: p.dst,
+            dst: p.src,
+            sport: p.dport,
+            dport: p.sport,
+            ..Fx::tcp(0, 0, flags)
+        }
+    }
+
+    /// Forward `p` from its source host to its destination through `lb` as `sim::forward`
+    /// does (arrival hook, next hop, departure hook) at time `t`; the links taken, by name.
+    pub fn walk(&mut self, lb: &mut dyn Balancer, t: Time, p: &mut Packet) -> Vec<String> {
+        let mut l = self.g.host_uplink[p.src as usize];
+        let mut path = vec![];
+        while !self.g.is_host(self.g.links[l as usize].to) {
+            let sw = self.g.links[l as usize].to;
+            lb.on_arrival(&mut self.view(t), sw, l, p);
+            let out = if self.g.host_tor[p.dst as usize] == sw {
+                self.g.links[self.g.host_uplink[p.dst as usize] as usize].reverse
+            } else {
+                let cands = self.cands(sw, p.dst);
+                if cands.len() == 1 {
+                    cands[0]
+                } else {
+                    lb.choose(&mut self.view(t), sw, p, &cands)
+                }
+            };
+            lb.on_departure(&mut self.view(t), sw, out, p);
+            path.push(self.g.link_name(out));
+            l = out;
+        }
+        path
     }
 }

@@ -59,13 +59,17 @@ pub struct Overlay {
     pub fb_valid: bool,
     /// Source ToR (tunnel endpoint) index.
     pub src_tor: u16,
-    /// Path label chosen at the source (edge schemes: overlay source port; Expeditus: path).
+    /// Path label chosen at the source (edge schemes: overlay source port).
     pub path: u16,
     /// Edge-scheme header fields (EMAN's 12-byte header: sequence number and probe id,
-    /// FB_Path_RRate, FB_Path_ID and FB_Probe_ID). Three words fit in the padding of the first
-    /// cache line: the packet stays 128 bytes and its hot fields keep their offsets.
+    /// FB_Path_RRate, FB_Path_ID and FB_Probe_ID); Expeditus: the stamping switch and a
+    /// handshake header's slot (`lb::clos`). Three words fit in the padding of the first cache
+    /// line: the packet stays 128 bytes and its hot fields keep their offsets.
     pub aux: [u32; 3],
     pub aux_flags: u8,
+    /// Expeditus: the stamped egress-queue occupancy (fits the record's padding: the overlay
+    /// and the packet keep their sizes).
+    pub stamp: u16,
 }
 
 /// A packet. `repr(C, align(64))` with the fields every switch hop reads or writes in the
@@ -185,6 +189,7 @@ mod tests {
         let base = &p as *const Packet as usize;
         let end_of_overlay = &p.overlay as *const Overlay as usize + std::mem::size_of::<Overlay>();
         assert!(end_of_overlay - base <= 64);
+        assert_eq!(std::mem::size_of::<Overlay>(), 20);
     }
 
     #[test]

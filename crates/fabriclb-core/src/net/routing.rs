@@ -167,6 +167,7 @@ mod tests {
         let g = TopologyConfig::FatTree(FatTreeConfig {
             k: 4,
             oversubscription: 1,
+            agg_oversubscription: 1,
             host_rate: Rate(1),
             fabric_rate: Rate(1),
             delay: Duration(1),

@@ -1,7 +1,7 @@
 //! Fabric descriptions and their expansion into a flat graph of nodes and directed links.
 //!
 //! Three ways to describe a fabric: a two-tier leaf-spine, a k-ary fat-tree (optionally
-//! oversubscribed at the edge), or an explicit list of switches, hosts and links (the papers'
+//! oversubscribed at the edge, the aggregation layer or both), or an explicit list of switches, hosts and links (the papers'
 //! small examples). All become the same [`Graph`]: hosts first (ids 0..H), then switches;
 //! every physical link becomes two directed links (one per direction, each its own output
 //! port), parallel links stay separate ports.
@@ -21,7 +21,7 @@ crate::tagged_enum! {
         /// Two-tier leaf-spine: every leaf joined to every spine by `links_per_pair` links.
         "leaf-spine" => LeafSpine(LeafSpineConfig),
         /// Three-tier k-ary fat-tree (k pods; k/2 edge and k/2 aggregation switches per pod;
-        /// (k/2)^2 cores).
+        /// (k/2)^2 cores), optionally oversubscribed at the edge and at the aggregation layer.
         "fat-tree" => FatTree(FatTreeConfig),
         /// Any fabric given as switches, hosts and links.
         "explicit" => Explicit(ExplicitConfig),
@@ -62,10 +62,18 @@ pub struct FatTreeConfig {
     /// Switch radix k (even, >= 2).
     #[schemars(range(min = 2, max = 44))] // limits::MAX_FAT_TREE_K
     pub k: u32,
-    /// Hosts per edge switch are `oversubscription * k/2` (1 = non-blocking), >= 1.
+    /// Edge oversubscription: hosts per edge switch are `oversubscription * k/2` against k/2
+    /// uplinks (1 = non-blocking), >= 1.
     #[serde(default = "one")]
     #[schemars(range(min = 1))]
     pub oversubscription: u32,
+    /// Aggregation oversubscription: each aggregation switch uses `k/2 / agg_oversubscription`
+    /// of its k/2 core ports (1 = all), so it must divide k/2; the cores left without links
+    /// are not built ((k/2)^2 / agg_oversubscription cores). The Expeditus authors' code builds
+    /// its 4:1 fabric as `oversubscription = 2` with `agg_oversubscription = 2`.
+    #[serde(default = "one")]
+    #[schemars(range(min = 1))]
+    pub agg_oversubscription: u32,
     /// Host link rate.
     pub host_rate: Rate,
     /// Switch-to-switch link rate.
@@ -509,6 +517,21 @@ impl TopologyConfig {
                     ));
                 }
                 positive(path, "oversubscription", c.oversubscription as u64)?;
+                let half = c.k / 2;
+                if c.agg_oversubscription == 0 || half % c.agg_oversubscription != 0 {
+                    let allowed: Vec<String> = (1..=half)
+                        .filter(|d| half % d == 0)
+                        .map(|d| d.to_string())
+                        .collect();
+                    return Err(Error::config(
+                        &format!("{path}.agg_oversubscription"),
+                        format!(
+                            "{} does not divide k/2 = {half}: each aggregation switch uses k/2 / agg_oversubscription core ports; allowed: {}",
+                            c.agg_oversubscription,
+                            allowed.join(", ")
+                        ),
+                    ));
+                }
                 positive(path, "host_rate", c.host_rate.0)?;
                 positive(path, "fabric_rate", c.fabric_rate.0)?;
             }
@@ -611,8 +634,10 @@ impl TopologyConfig {
                         b.node(format!("A{p}_{a}"), Role::Spine, p);
                     }
                 }
+                // Core ports used per aggregation switch.
+                let used = half / c.agg_oversubscription;
                 let core0 = b.nodes.len() as u32;
-                for cidx in 0..half * half {
+                for cidx in 0..half * used {
                     b.node(format!("C{cidx}"), Role::Core, 0);
                 }
                 for h in 0..nh {
@@ -630,13 +655,14 @@ impl TopologyConfig {
                         }
                     }
                 }
-                // Aggregation switch a of every pod connects to cores a*half .. a*half+half-1.
+                // Aggregation switch a of every pod connects to cores a*used .. a*used+used-1
+                // (core group a).
                 for p in 0..k {
                     for a in 0..half {
-                        for j in 0..half {
+                        for j in 0..used {
                             b.cable(
                                 agg0 + p * half + a,
-                                core0 + a * half + j,
+                                core0 + a * used + j,
                                 c.fabric_rate.0,
                                 c.delay.0,
                             );
@@ -768,35 +794,35 @@ mod tests {
         })
     }
 
+    fn ft(k: u32, edge: u32, agg: u32) -> TopologyConfig {
+        TopologyConfig::FatTree(FatTreeConfig {
+            k,
+            oversubscription: edge,
+            agg_oversubscription: agg,
+            host_rate: Rate(1),
+            fabric_rate: Rate(1),
+            delay: us1(),
+        })
+    }
+
     #[test]
     fn sizes_table() {
         // (config, hosts, switches, directed links)
         let cases = [
             (ls(2, 2, 32, 2), 64, 4, 2 * (64 + 8)),
             (ls(16, 8, 8, 1), 128, 24, 2 * (128 + 128)),
+            (ft(4, 1, 1), 16, 20, 2 * (16 + 16 + 16)),
+            (ft(4, 2, 1), 32, 20, 2 * (32 + 16 + 16)),
+            // Aggregation oversubscription 2: each aggregation switch uses 1 of its 2 core
+            // ports, and only the 2 cores with links are built.
+            (ft(4, 1, 2), 16, 18, 2 * (16 + 16 + 8)),
+            // The Expeditus Fig. 2 fabric, 4:1 as 2:1 at each layer: 16 hosts per edge, 4 of 8
+            // core ports per aggregation switch, 32 cores.
             (
-                TopologyConfig::FatTree(FatTreeConfig {
-                    k: 4,
-                    oversubscription: 1,
-                    host_rate: Rate(1),
-                    fabric_rate: Rate(1),
-                    delay: us1(),
-                }),
-                16,
-                20,
-                2 * (16 + 16 + 16),
-            ),
-            (
-                TopologyConfig::FatTree(FatTreeConfig {
-                    k: 4,
-                    oversubscription: 2,
-                    host_rate: Rate(1),
-                    fabric_rate: Rate(1),
-                    delay: us1(),
-                }),
-                32,
-                20,
-                2 * (32 + 16 + 16),
+                ft(16, 2, 2),
+                2048,
+                256 + 32,
+                2 * (2048 + 16 * 64 + 16 * 8 * 4),
             ),
         ];
         for (c, h, s, l) in cases {
@@ -806,6 +832,77 @@ mod tests {
             assert_eq!(g.links.len(), l);
             for (i, d) in g.links.iter().enumerate() {
                 assert_eq!(g.links[d.reverse as usize].reverse as usize, i);
+            }
+        }
+    }
+
+    #[test]
+    fn aggregation_oversubscription_wires_each_core_group_to_its_position() {
+        // k = 8, 4 aggregation switches per pod, 2 of 4 core ports used: core group a is
+        // cores 2a and 2a + 1, joined to aggregation switch a of every pod and nothing else.
+        let g = ft(8, 1, 2).build().unwrap();
+        let cores: Vec<u32> = (0..g.nodes.len() as u32)
+            .filter(|&n| g.nodes[n as usize].role == Role::Core)
+            .collect();
+        assert_eq!(cores.len(), 8);
+        for (i, &c) in cores.iter().enumerate() {
+            let aggs: Vec<String> = g.nodes[c as usize]
+                .ports
+                .iter()
+                .map(|&l| g.nodes[g.links[l as usize].to as usize].name.clone())
+                .collect();
+            let want: Vec<String> = (0..8).map(|p| format!("A{p}_{}", i / 2)).collect();
+            assert_eq!(aggs, want, "core C{i}");
+        }
+        for n in &g.nodes {
+            if n.role == Role::Spine {
+                let up = n
+                    .ports
+                    .iter()
+                    .filter(|&&l| g.nodes[g.links[l as usize].to as usize].role == Role::Core)
+                    .count();
+                assert_eq!(up, 2, "{}", n.name);
+            }
+        }
+    }
+
+    #[test]
+    fn fat_tree_oversubscription_must_be_allowed() {
+        // (k, edge, agg) -> the field named in the error, or None when valid.
+        let cases = [
+            (16, 2, 2, None),
+            (16, 1, 8, None),
+            (
+                16,
+                1,
+                3,
+                Some(("topology.agg_oversubscription", "1, 2, 4, 8")),
+            ),
+            (
+                16,
+                1,
+                16,
+                Some(("topology.agg_oversubscription", "k/2 = 8")),
+            ),
+            (
+                12,
+                1,
+                4,
+                Some(("topology.agg_oversubscription", "1, 2, 3, 6")),
+            ),
+            (16, 1, 0, Some(("topology.agg_oversubscription", "divide"))),
+            (16, 0, 1, Some(("topology.oversubscription", "> 0"))),
+            (2, 1, 1, None),
+        ];
+        for (k, e, a, want) in cases {
+            let r = ft(k, e, a).validate("topology");
+            match (r, want) {
+                (Ok(()), None) => {}
+                (Err(Error::Config { path, msg }), Some((field, word))) => {
+                    assert_eq!(path, field, "k={k} e={e} a={a}: {msg}");
+                    assert!(msg.contains(word), "k={k} e={e} a={a}: {msg}");
+                }
+                (r, w) => panic!("k={k} e={e} a={a}: got {r:?}, want {w:?}"),
             }
         }
     }

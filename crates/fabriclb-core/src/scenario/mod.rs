@@ -406,7 +406,20 @@ impl Scenario {
     /// field that contradicts its kernel profile). Follows from the scenario alone, so the
     /// canonical form gives the same warnings.
     pub fn warnings(&self) -> Vec<String> {
-        self.transport.warnings("transport")
+        let mut w = self.transport.warnings("transport");
+        if self.scheme.chooses_on_handshake() {
+            for (i, wl) in self.workload.iter().enumerate() {
+                if wl.persistent() {
+                    w.push(format!(
+                        "workload[{i}]: its flows run on pre-established connections, without a \
+                         handshake; scheme \"{}\" chooses paths on the handshake, so it routes \
+                         them by ECMP",
+                        self.scheme.name()
+                    ));
+                }
+            }
+        }
+        w
     }
 
     /// End of the run: `duration` + `drain` (validated to fit, see `limits::MAX_DURATION_S`).
@@ -613,6 +626,7 @@ impl Scenario {
             g.resolve_link(q, &format!("measure.flowlet_links[{i}]"))?;
         }
         self.scheme.validate("scheme")?;
+        self.scheme.check_topology(&self.topology)?;
         if let SchemeConfig::Mptcp(m) = &self.scheme {
             if let Some(i) = self.workload.iter().position(|w| w.has_stop()) {
                 return Err(Error::config(

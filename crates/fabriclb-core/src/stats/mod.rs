@@ -88,21 +88,22 @@ pub(crate) fn ideal_path(net: &NetRef, src: u32, dst: u32, rate: &[u64]) -> (Vec
     let mut memo = HashMap::new();
     for _ in 0..64 {
         let d = &g.links[l as usize];
-        let extra_bytes = if net.overlay == OverlayMode::Leaf && g.is_fabric(l) {
+        let overlay = if net.overlay == OverlayMode::Leaf && g.is_fabric(l) {
             OVERLAY_HDR
         } else {
             0
         };
+        let scheme = |l: u32| net.hdr_bytes.get(l as usize).copied().unwrap_or(0);
         fwd.push(Hop {
             rate_bps: rate[l as usize],
             delay_ps: d.delay_ps,
-            extra_bytes,
+            extra_bytes: overlay + scheme(l),
         });
         let r = d.reverse as usize;
         rev.push(Hop {
             rate_bps: rate[r],
             delay_ps: g.links[r].delay_ps,
-            extra_bytes,
+            extra_bytes: overlay + scheme(d.reverse),
         });
         let at = d.to;
         if at == dst {

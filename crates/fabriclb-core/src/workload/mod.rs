@@ -175,6 +175,14 @@ impl WorkloadConfig {
             _ => false,
         }
     }
+    /// Whether the flows run on pre-established (persistent) connections, without a handshake.
+    pub fn persistent(&self) -> bool {
+        match self {
+            WorkloadConfig::ClientServer(_) => true,
+            WorkloadConfig::Incast(c) => c.persistent,
+            _ => false,
+        }
+    }
     /// Warnings when the entry offers more than the links it names can carry (a `capacity`
     /// above the topology's, matrix rates above the hosts' links): such a run never reaches a
     /// steady state, but it is not an error.

@@ -1,15 +1,20 @@
 """Expeditus (Wang and Xu, CoNEXT 2014 student workshop): Fig. 1 (leaf-spine, vs CONGA-Flow and
 ECMP) and Fig. 2 (16-pod fat-tree, vs ECMP), web search, 150 KB port buffers. The extended
 abstract gives topologies and headline gains only; the authors' ns-3 code fills in TCP,
-buffers, loads and run length (`../shared/SCHEMES.md` §2.7-2.8), which the scenarios follow."""
+buffers, loads and run length (`../shared/SCHEMES.md` §2.7-2.8), which the scenarios follow.
+Fig. 1 also runs the authors' later design (`expeditus-socc`) and their oracle (`path-oracle`),
+which the paper does not show (docs/EXPEDITUS.md)."""
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+import math
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
+import pandas as pd
 
-from ..sweep import PointSpec
+from ..reduce import fct_vs_load, seed_range
+from ..sweep import PointResult, PointSpec
 from .common import (
     COMPARABLE,
     RUN_LENGTH_LARGE,
@@ -32,14 +37,53 @@ from .common import (
 )
 
 PAPER = "Expeditus (CoNEXT'14 student workshop)"
+#: The overall comparison column (unfinished flows at their lower bound).
+OVERALL = "fct_lb_norm_ecmp"
 _EXP = ("expeditus",)
+
+
+#: Fig. 1's schemes: the paper's three, then the authors' later design and their oracle.
+FIG1_SCHEMES = ["ecmp", "conga-flow", "expeditus", "expeditus-socc", "path-oracle"]
+#: Elephants: the abstract does not define them; our choice is > 1 MB (mice: < 100 KB, §3).
+ELEPHANT_BYTES = 1e6
 
 
 def _fig1_grid(ctx: Ctx) -> List[PointSpec]:
     # The authors' leaf-spine runs: loads 0.1/0.3/0.5/0.7 (SCHEMES.md §2.7).
     loads = loads_for(ctx, [0.1, 0.3, 0.5, 0.7], [0.3, 0.7], [0.5])
-    schemes = ["ecmp", "conga-flow", "expeditus"] if ctx.mode != "smoke" else ["ecmp", "expeditus"]
+    schemes = FIG1_SCHEMES if ctx.mode != "smoke" else ["ecmp", "expeditus"]
     return grid_points(ctx, "expeditus/fig1.toml", [scheme_axis(schemes), load_axis(loads)], run_length(RUN_LENGTH_LARGE, ctx))
+
+
+def _fig1_reduce(points: List[PointResult], ctx: Ctx) -> Reduction:
+    """The figure's table: per (scheme, load), the mean FCT of all flows, of mice (< 100 KB)
+    and of elephants (> 1 MB), finished measured flows, mean over seeds; each also divided by
+    ECMP's at the same load and seed (the overall one also with unfinished flows at their
+    lower bound)."""
+    ok = [p for p in points if p.ok]
+    t = fct_vs_load(ok)
+    if t.empty:
+        return Reduction(t)
+    rows: List[Dict[str, Any]] = []
+    for p in ok:
+        f = p.table("flows")
+        f = f[(f["warmup"] == 0) & (f["finished"] == 1) & (f["size_bytes"].astype(float) > ELEPHANT_BYTES)]
+        rows.append({"scheme": p.labels["scheme"], "load": float(p.labels["load"]), "seed": p.seed,
+                     "fct_elephants_ms": float(f["fct_ms"].mean()) if len(f) else math.nan})
+    e = pd.DataFrame(rows)
+    base = e[e["scheme"] == "ecmp"].set_index(["load", "seed"])["fct_elephants_ms"]
+    e["elephants_norm_ecmp"] = [v / base.get((ld, sd), math.nan) for v, ld, sd in zip(e["fct_elephants_ms"], e["load"], e["seed"])]
+    e = seed_range(e, ["scheme", "load"], ["fct_elephants_ms", "elephants_norm_ecmp"]).drop(columns="seeds")
+    t = t.merge(e, on=["scheme", "load"], how="left")
+    t = t.rename(columns={c: c.replace("small_", "mice_").replace("mice_fct_ms", "fct_mice_ms") for c in t.columns
+                          if c.startswith("small_") and "p99" not in c})
+    first = ["scheme", "load", "fct_ms", "fct_mice_ms", "fct_elephants_ms", "fct_lb_ms", "unfinished", "flows",
+             "fct_norm_ecmp", "fct_lb_norm_ecmp", "mice_norm_ecmp", "elephants_norm_ecmp"]
+    order = first + [c for c in t.columns if c not in first]
+    t["scheme"] = pd.Categorical(t["scheme"], [s for s in FIG1_SCHEMES if s in set(t["scheme"])], ordered=True)
+    t = t.sort_values(["scheme", "load"]).reset_index(drop=True)
+    t["scheme"] = t["scheme"].astype(str)
+    return Reduction(t[order])
 
 
 def _fig1_conga_flow_similar(red: Reduction) -> Optional[Tuple[str, bool]]:
@@ -55,13 +99,24 @@ def _fig1_conga_flow_similar(red: Reduction) -> Optional[Tuple[str, bool]]:
 
 
 def _fig1_ours(red: Reduction) -> str:
+    """Each scheme's range of gains over ECMP across loads: finished flows, and with unfinished
+    flows (lost handshakes waiting for the 3 s SYN timeout) at their lower bound."""
     t = red.table
+
+    def span(v: pd.DataFrame, col: str) -> str:
+        g = 1 - v[col].astype(float)
+        if g.isna().all():
+            return "n/a"
+        lo, hi = g.idxmin(), g.idxmax()
+        return f"{better(g[lo])} (at {v.loc[lo, 'load']:.0%}) to {better(g[hi])} (at {v.loc[hi, 'load']:.0%})"
+
     parts = []
-    for s in ("expeditus", "conga-flow"):
-        g, at = best_gain(t, s)
-        if np.isfinite(g):
-            parts.append(f"{s} at best {better(g)} than ECMP (at {at:.0%})")
-    return "; ".join(parts) or "-"
+    for s in FIG1_SCHEMES[1:]:
+        v = rows_of(t, scheme=s)
+        if v.empty or "fct_norm_ecmp" not in v:
+            continue
+        parts.append(f"{s} {span(v, 'fct_norm_ecmp')} [{span(v, OVERALL)}]")
+    return ("mean FCT vs ECMP, finished flows [unfinished at their lower bound]: " + "; ".join(parts)) if parts else "-"
 
 
 def _fig2_grid(ctx: Ctx) -> List[PointSpec]:
@@ -82,11 +137,12 @@ def _fig2_ours(red: Reduction) -> str:
 
 _NOTES = (
     "Settings from the authors' ns-3 code (SCHEMES.md §2.7): 10 Gbps links, 100-packet drop-tail ports (150 KB), "
-    "NewReno without SACK, initial window 1, minRTO 200 µs, 3 s SYN timeout, an ACK per segment, 1400-byte segments; Poisson flows "
+    "NewReno without SACK, initial window 1, minRTO 200 µs, 3 s SYN timeout, an ACK per segment, 1400-byte segments, "
+    "128 KB socket buffers; Poisson flows "
     "between uniformly random hosts (same rack included), one new connection each, at a load relative to the "
     "bisection (uplink) capacity.",
-    "The authors' code draws web-search sizes from its own CDF in KB (mean 1134 KB); we use the web-search CDF "
-    "(DCTCP, mean 1.711 MB), the distribution the paper names.",
+    "The authors' code draws web-search sizes from its own, coarser CDF in KB (mean 1134 KB); we use the project's "
+    "web-search CDF (DCTCP, mean 1.711 MB), the distribution the paper names.",
 )
 
 EXPERIMENTS: List[Experiment] = [
@@ -94,9 +150,14 @@ EXPERIMENTS: List[Experiment] = [
         "expeditus-fig1", PAPER, "Fig. 1", "leaf-spine: Expeditus vs CONGA-Flow and ECMP",
         "Leaf-spine (one pod of a 16-pod fat-tree, 2:1, 150 KB buffers), web search: Expeditus cuts FCT by 25-30% vs "
         "ECMP for all flows; CONGA-Flow is close to ECMP.",
-        scenarios=("expeditus/fig1.toml",), requires=("scheme:ecmp", "scheme:conga-flow", "scheme:expeditus", "workload:poisson"),
-        grid=_fig1_grid, tables=("flows",), reduce=fct_reduce(()), ours=_fig1_ours,
-        plot=fct_plot("Expeditus Fig. 1: leaf-spine", facet=None, panels=[("fct_norm_ecmp", "mean FCT / ECMP"), ("small_norm_ecmp", "small flows / ECMP"), ("large_norm_ecmp", "large flows / ECMP")]),
+        scenarios=("expeditus/fig1.toml",),
+        requires=("scheme:ecmp", "scheme:conga-flow", "scheme:expeditus", "scheme:expeditus-socc", "scheme:path-oracle",
+                  "workload:poisson"),
+        grid=_fig1_grid, tables=("flows",), reduce=_fig1_reduce, ours=_fig1_ours,
+        plot=fct_plot("Expeditus Fig. 1: leaf-spine 8x8, 2:1", facet=None,
+                      panels=[("fct_norm_ecmp", "mean FCT / ECMP (finished)"),
+                              (OVERALL, "mean FCT / ECMP (unfinished at lower bound)"),
+                              ("mice_norm_ecmp", "mice (<100KB) / ECMP"), ("elephants_norm_ecmp", "elephants (>1MB) / ECMP")]),
         claims=(
             Claim("Expeditus 25-30% better FCT than ECMP for all flows (§3, Fig. 1)", COMPARABLE,
                   "Expeditus's best overall gain over ECMP in [12.5%, 60%] (half of 25% to twice 30%)", _EXP,
@@ -104,8 +165,26 @@ EXPERIMENTS: List[Experiment] = [
             Claim("CONGA-Flow similar to ECMP in most cases", COMPARABLE,
                   "CONGA-Flow/ECMP overall mean FCT within ±15% at more than half of the loads", check=_fig1_conga_flow_similar),
         ),
-        notes=_NOTES + ("Topology: one pod of the k = 16 fat-tree as a leaf-spine: 8 leaves x 8 spines, 16 hosts per leaf (2:1).",
-                        "The authors' CONGA-Flow decides once per flow (flowlet gap 2 s); ours, 13 ms, does too for these flows."),
+        notes=_NOTES + (
+            "Our reading of \"unmodified TCP\" (§3): the TCP of the authors' ns-3.10 code, as the scenario sets it: NewReno "
+            "without SACK, 1400-byte segments (MTU 1440), initial window 1 segment, an ACK for every segment, minRTO "
+            "200 µs, a 3 s SYN timeout, 128 KB socket buffers (our receive window: 131072 B in flight at most). Not "
+            "modelled: ns-3.10's initial ssthresh of 65535 B, and its hosts' 100-packet NIC queues (ours never drop).",
+            "Topology: one pod of the k = 16 fat-tree as a leaf-spine: 8 leaves x 8 spines, 16 hosts per leaf (2:1), "
+            "10 Gbps, 5 ns links; load = offered bytes of all flows (same-rack ones included) / the leaves' uplink "
+            "capacity, 640 Gbps, as the authors' script.",
+            "Flow sizes: mice < 100 KB (the paper's bound for mice); elephants > 1 MB, our choice (the abstract does "
+            "not define them). FCTs are means over finished flows that start after the warm-up; the overall "
+            "comparison with ECMP counts unfinished flows at their lower bound (fct_lb_norm_ecmp).",
+            "CONGA-Flow: the authors' CONGA never updated CE at the spine (a bug in their code: the path metric is "
+            "only the source leaf's uplink meter) and ran with a 2 s flowlet gap; ours updates CE at every hop and "
+            "uses CONGA-Flow's 13 ms (SCHEMES.md §2.6). So the paper's \"CONGA-Flow ~ ECMP\" partly reflects their "
+            "CONGA.",
+            "expeditus is the seed design (egress-queue occupancy, sums); expeditus-socc is the authors' later code "
+            "(link-load meters, max, the choice on the SYN-ACK at the sender's leaf), which is what produced the "
+            "authors' later figures; path-oracle picks the least-loaded bottleneck at SYN time with global knowledge. "
+            "The paper shows only the first. docs/EXPEDITUS.md.",
+        ),
     ),
     Experiment(
         "expeditus-fig2", PAPER, "Fig. 2", "16-pod fat-tree, 4:1",
@@ -122,9 +201,8 @@ EXPERIMENTS: List[Experiment] = [
                   "Expeditus's best large-flow (> 10 MB) mean gain in [12.5%, 50%]", _EXP,
                   gain_check("expeditus", 0.125, 0.50, "large_norm_ecmp")),
         ),
-        notes=_NOTES + ("Topology: k = 16 fat-tree with 4:1 at the edge (32 hosts per edge switch, 4096 hosts). The "
-                        "authors' split (2:1 at the edge and 2:1 at the aggregation layer, 2048 hosts) needs aggregation "
-                        "switches that use half their core ports, which the fat-tree kind does not express.",
+        notes=_NOTES + ("Topology: k = 16 fat-tree at 4:1 as the authors' code builds it: 2:1 at the edge (16 hosts per "
+                        "edge switch, 2048 hosts) and 2:1 at the aggregation layer (4 of 8 core ports used, 32 cores).",
                         "Elephants: the abstract does not define them; we use CONGA's > 10 MB."),
     ),
 ]
