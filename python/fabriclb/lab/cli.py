@@ -71,6 +71,16 @@ def _empty_out(args: argparse.Namespace) -> bool:
     if not str(args.out).strip():
         _fail("--out is empty; give a folder for the results")
         return True
+    if getattr(args, "ray", None) is not None:
+        import importlib.util
+
+        if not str(args.ray).strip():
+            _fail("--ray is empty; give a Ray address (\"auto\", \"ray://host:10001\") or \"local\"")
+            return True
+        if importlib.util.find_spec("ray") is None:
+            # A missing backend is bad input (exit 2), found before anything runs.
+            _fail("--ray needs Ray, which is not installed: pip install 'fabriclb[ray]' (or pip install ray)")
+            return True
     return False
 
 

@@ -196,7 +196,10 @@ def rules_markdown(experiments: Sequence[Any]) -> str:
             f"Analytic: `fabriclb.analysis` experiment `{e.delegate}` (docs/ANALYSIS.md).")]
         if e.grid is not None:
             out += ["", "| mode | workload | grid | seeds | duration | warm-up | drain | points |", "|---|---|---|---|---|---|---|---|"]
-            out += _protocol_rows(e)
+            if getattr(e, "protocol", None) is not None:
+                out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in e.protocol()]
+            else:
+                out += _protocol_rows(e)
         if getattr(e, "fixed_status", None):
             out += ["", f"Status fixed before any run: **{e.fixed_status}** (the numbers below are reported, not judged)."]
         out += ["", "| the paper states | tag | rule |", "|---|---|---|"]

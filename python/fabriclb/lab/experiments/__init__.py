@@ -1,7 +1,8 @@
 """The registry of published experiments: each a base scenario, a grid, a reduction to the
 figure's table, a plot, and every number the paper states for the figure with the rule that
 judges it (docs/LAB.md). One module per paper: :mod:`.conga` (Fig. 5 in :mod:`.conga_flowlets`; the host
-ablation of its Figs. 9-10 in :mod:`.conga_ablation`), :mod:`.expeditus`, :mod:`.eman`;
+ablation of its Figs. 9-10 in :mod:`.conga_ablation`), :mod:`.expeditus`, :mod:`.eman`, and the leaderboard of all schemes on all
+the papers' conditions (:mod:`.leaderboard`);
 :mod:`.common` holds the types, the judging and the shared helpers.
 
 ``fabriclb reproduce NAME --out DIR`` (or :func:`reproduce`) writes ``DIR/NAME/table.csv``,
@@ -28,7 +29,7 @@ import pandas as pd
 
 from ..report import claims_markdown, write_report, write_result_json
 from ..sweep import run_points
-from . import conga, conga_ablation, conga_flowlets, eman, expeditus
+from . import conga, conga_ablation, conga_flowlets, eman, expeditus, leaderboard
 from .common import (
     COMPARABLE,
     CONCEPTUAL,
@@ -68,7 +69,7 @@ PathLike = Union[str, Path]
 EXPERIMENTS: Dict[str, Experiment] = {
     e.name: e
     for e in (*conga.EXPERIMENTS, *conga_flowlets.EXPERIMENTS, *conga_ablation.EXPERIMENTS, *expeditus.EXPERIMENTS,
-              *eman.EXPERIMENTS)
+              *eman.EXPERIMENTS, *leaderboard.EXPERIMENTS)
 }
 
 
@@ -167,7 +168,7 @@ def reproduce(
     for k, df in red.extra.items():
         write_csv(exp_dir / f"{k}.csv", df)
         extra_files.append(f"{k}.csv")
-    exp.plot(red, exp_dir / "plot.png")
+    exp.plot(red, exp_dir / exp.plot_file)
     if (exp_dir / "queue_cdf.png").exists():
         extra_files.append("queue_cdf.png")
     ours = exp.ours(red)
@@ -175,13 +176,16 @@ def reproduce(
     status = exp.fixed_status or status
     if failed and status in ("match", "partial"):
         status += " (some points failed)"
-    write_report(exp_dir, name=name, title=exp.title, paper=exp.paper, figure=exp.figure, claim=exp.claim, ours=ours,
-                 status=status, claims=claim_rows, table=red.table, command=command, mode=mode, notes=exp.notes,
-                 failed=failed, extra_files=extra_files)
     rec = {"name": name, "paper": exp.paper, "figure": exp.figure, "claim": exp.claim, "ours": ours, "status": status,
            "claims": claim_rows, "mode": mode, "seeds": n_seeds, "points": len(points),
            "computed": sum(r.status == "computed" for r in results), "failed": failed, "command": command,
            "wall_time_s": round(time.time() - t0, 2)}
+    if exp.report is not None:
+        exp.report(exp_dir, red, {**rec, "title": exp.title, "notes": exp.notes})
+    else:
+        write_report(exp_dir, name=name, title=exp.title, paper=exp.paper, figure=exp.figure, claim=exp.claim, ours=ours,
+                     status=status, claims=claim_rows, table=red.table, command=command, mode=mode, notes=exp.notes,
+                     failed=failed, extra_files=extra_files)
     write_result_json(exp_dir, rec)
     rec["table"] = red.table
     return rec

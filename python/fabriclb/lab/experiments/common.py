@@ -127,6 +127,15 @@ class Experiment:
     #: A status fixed before any run, whatever the claims (e.g. "n/a: different traffic" when
     #: the paper measured other traffic than any run can make); the claims are then reported only.
     fixed_status: Optional[str] = None
+    #: The file the plot function writes (e.g. "heatmap.png" for the leaderboard).
+    plot_file: str = "plot.png"
+    #: A report writer of its own, in place of the common report.md: (out dir, reduction, the
+    #: result record so far: name, title, claim, ours, status, claims, command, mode, notes,
+    #: failed, seeds, points, computed, wall_time_s) -> the extra files it wrote.
+    report: Optional[Callable[[Path, "Reduction", Mapping[str, Any]], List[str]]] = None
+    #: docs/LAB.md's grid rows of its own (mode, workload, grid, seeds, duration, warm-up,
+    #: drain, points), when they must not depend on the schemes the core has.
+    protocol: Optional[Callable[[], List[List[str]]]] = None
 
 
 # ----------------------------------------------------------------------------- judging
