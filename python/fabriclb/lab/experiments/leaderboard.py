@@ -394,11 +394,17 @@ def _plot(red: Reduction, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(2.5 + 0.75 * len(cols), 1.3 + 0.32 * len(rows)))
     cmap = plt.get_cmap("RdYlGn_r").with_extremes(bad="#e6e6e6")
     ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto")
+    from matplotlib.patches import Rectangle
+
     for i in range(len(rows)):
         for j in range(len(cols)):
             s = text[i][j]
+            if s in ("unstable", "failed"):  # set apart from n/a: it ran, and could not carry the load
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="#d8c8ea" if s == "unstable" else "#f4b6b6",
+                                       edgecolor="white", hatch="//", linewidth=0))
+            dark = np.isfinite(m[i, j]) and m[i, j] > 0.8
             ax.text(j, i, s, ha="center", va="center", fontsize=6.5 if len(s) > 4 else 7.5,
-                    color="#555555" if s in ("n/a", "unstable", "failed", "-") else "black")
+                    color="white" if dark else "#444444" if s in ("n/a", "unstable", "failed", "-") else "black")
     short = {MEAN_FCT: "mean FCT", P99_SMALL: "p99 <100KB", UTIL: "% of optimum", INCAST: "% of link"}
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([f"{c}: {short.get(mt, mt)}" for c, mt in rows], fontsize=7.5)
