@@ -843,7 +843,7 @@ EXPERIMENTS: List[Experiment] = [
                "load above 0.625 whatever the scheme, and ECMP (a quarter of L1's flows on each uplink) overloads the two "
                "10 G uplinks above 0.25. Points beyond a scheme's bound are tagged not comparable (table column "
                "`comparable`; their FCT grows with the run) and left out of the claims.", _FIG7_SETTINGS, _SCHEME_SETTINGS,
-               "The full form runs one seed per point (36 points, about 25 minutes on 2 cores; five seeds would take two hours)."),
+               "The full form runs one seed per point (36 points; from the quick form's 30 s per point, about 25 minutes on 2 free cores, five seeds two hours)."),
         full_seeds=1,
     ),
     Experiment(
