@@ -343,6 +343,30 @@ def test_waiting_scaffolding_follows_the_papers() -> None:
     assert lab_exp.max_flow_gbps(sc) == pytest.approx(60.0)
 
 
+def test_eman_edge_rows_and_fig7_saturation() -> None:
+    """Clove and Hermes join the bulk figures with §V-A's settings (Hermes's R off in Fig. 2 only,
+    footnote 3); Fig. 7's points beyond a scheme's saturation (ECMP 0.25, all 0.625) are tagged."""
+    eman = importlib.import_module("fabriclb.lab.experiments.eman")
+    ctx = lab_common.Ctx(mode="quick", seeds=1, schemes=("ecmp", "bw-oracle", "eman", "clove", "hermes"), scenarios=Path("scenarios"))
+    sc = {e: {dict(p.labels)["scheme"]: dict(p.overrides)["scheme"] for p in lab_exp.EXPERIMENTS[e].grid(ctx)}
+          for e in ("eman-fig2", "eman-fig4")}
+    assert set(sc["eman-fig4"]) == {"ecmp", "bw-oracle", "eman", "clove", "hermes"}
+    assert sc["eman-fig2"]["hermes"] == {"name": "hermes", "rate_threshold": 0.0}
+    assert sc["eman-fig4"]["hermes"] == {"name": "hermes", "rate_threshold": 0.4}
+    assert sc["eman-fig4"]["clove"] == {"name": "clove"}
+    for scheme, load, want in [("ecmp", 0.2, True), ("ecmp", 0.3, False), ("eman", 0.6, True), ("eman", 0.625, True),
+                               ("clove", 0.7, False), ("hermes", 0.9, False)]:
+        assert eman.fig7_comparable(scheme, load) == want, (scheme, load)
+    loads = sorted({dict(p.labels)["load"] for p in lab_exp.EXPERIMENTS["eman-fig7"].grid(ctx)})
+    assert loads == [0.2, 0.5, 0.8]
+    # Fig. 9: EMAN with its testbed settings (§V-B), ECMP plain; one and two TCP flows.
+    pts = lab_exp.EXPERIMENTS["eman-fig9"].grid(ctx)
+    f9 = {dict(p.labels)["scheme"]: dict(p.overrides)["scheme"] for p in pts}
+    assert f9["eman"] == {"name": "eman", "c_ratecalc": 10, "t_explore": "1s", "reorder_buffer": "715KB", "t_reorder": "100ms"}
+    assert f9["ecmp"] == {"name": "ecmp"}
+    assert sorted({dict(p.labels)["panel"] for p in pts}) == ["one", "two"]
+
+
 def test_eman_per_path_series_and_byte_basis() -> None:
     """The left:right ratios come from the per-path trace rows; throughput is compared with the
     optimum on the payload basis (1460 payload bytes of a 1578-byte tunneled wire packet)."""
@@ -395,11 +419,11 @@ def test_eman_scenarios_are_the_papers_fabrics() -> None:
     assert links("fig2.toml") == {frozenset(p) for p in (("L0", "S0"), ("S0", "L1"), ("L0", "S1"), ("S1", "L1"))}
 
 
-def test_registry_has_the_22_experiments() -> None:
+def test_registry_has_the_23_experiments() -> None:
     names = {
         "conga-fig2", "conga-fig3", "conga-fig5", "conga-fig9", "conga-fig10", "conga-fig11", "conga-fig12", "conga-fig13", "conga-fig15",
         "conga-fig16", "conga-fig17", "conga-thm2", "conga-fluid", "conga-ablation", "expeditus-fig1", "expeditus-fig2", "eman-fig2", "eman-fig4",
-        "eman-fig5", "eman-fig6", "eman-fig7", "leaderboard",
+        "eman-fig5", "eman-fig6", "eman-fig7", "eman-fig9", "leaderboard",
     }
     assert set(lab_exp.EXPERIMENTS) == names
     for e in lab_exp.EXPERIMENTS.values():

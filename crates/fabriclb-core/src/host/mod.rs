@@ -13,9 +13,12 @@
 
 pub mod bw_oracle;
 pub mod cbr;
+pub mod clove;
 pub mod eman;
 pub mod flowbender;
+pub mod hermes;
 pub mod paths;
+pub mod presto;
 pub mod shim;
 pub mod tunnel;
 

@@ -1,6 +1,7 @@
 //! What edge schemes that tunnel every packet on a path of their choice share (EMAN, the
-//! bandwidth oracle): the per-pair tunnel (outer header with a sequence number, 40 bytes on the
-//! wire), smooth weighted round robin over a pair's paths, and the receiver's reorder buffer.
+//! bandwidth oracle, Clove, Hermes, Presto): the per-pair tunnel (outer header with a sequence
+//! number, 40 bytes on the wire), smooth weighted round robin over a pair's paths, and the
+//! receiver's reorder buffer.
 //!
 //! Header fields live in `Packet::overlay`: the outer source port (the path) in `path`, the
 //! sequence number in the low 24 bits of `aux[0]` (EMAN §III-B), a scheme's own fields in the

@@ -24,8 +24,11 @@ mod testutil;
 mod wcmp;
 
 pub use crate::host::bw_oracle::BwOracleConfig;
+pub use crate::host::clove::{CloveConfig, CloveVariant};
 pub use crate::host::eman::EmanConfig;
 pub use crate::host::flowbender::FlowBenderConfig;
+pub use crate::host::hermes::HermesConfig;
+pub use crate::host::presto::PrestoConfig;
 pub use crate::transport::mptcp::MptcpConfig;
 pub use conga::{CongaConfig, CongaVariant};
 pub use drill::DrillConfig;
@@ -140,6 +143,16 @@ crate::tagged_enum! {
         "path-oracle" => PathOracle(ExpeditusSoccConfig),
         /// FlowBender: ECMP in the fabric; a sender whose ECN-marked fraction exceeds T for N RTTs rehashes its flow.
         "flowbender" => FlowBender(FlowBenderConfig),
+        /// Clove-ECN (EMAN's simulation of it): edge flowlets by weighted round robin over each pair's
+        /// paths, a path's weight cut to 2/3 on relayed ECN, ECN hidden from TCP until every path is marked.
+        "clove" => Clove(CloveConfig),
+        /// Clove as the Hermes authors' ns-3 code runs it: weighted random flowlets, no ECN hiding.
+        "clove-ns3" => CloveNs3(CloveConfig),
+        /// Hermes: per-path ECN fraction, RTT and local rate at the hosts; new flows on the least-loaded
+        /// good path; a flow moves only off a congested or failed path, cautiously.
+        "hermes" => Hermes(HermesConfig),
+        /// Presto: flowcells of at most 64 KB round robin over each pair's paths; the receiver reorders.
+        "presto" => Presto(PrestoConfig),
     }
 }
 
@@ -195,7 +208,21 @@ impl SchemeConfig {
             SchemeConfig::Expeditus(c) => c.validate(path),
             SchemeConfig::ExpeditusSocc(c) | SchemeConfig::PathOracle(c) => c.validate(path),
             SchemeConfig::FlowBender(c) => c.validate(path),
+            SchemeConfig::Clove(c) | SchemeConfig::CloveNs3(c) => c.validate(path),
+            SchemeConfig::Hermes(c) => c.validate(path),
+            SchemeConfig::Presto(c) => c.validate(path),
         }
+    }
+    /// Whether the scheme reacts to ECN marks, so that a run without them would silently be a
+    /// different scheme (FlowBender would be ECMP, Clove-ECN edge flowlets, Hermes RTT alone).
+    pub fn needs_ecn(&self) -> bool {
+        matches!(
+            self,
+            SchemeConfig::FlowBender(_)
+                | SchemeConfig::Clove(_)
+                | SchemeConfig::CloveNs3(_)
+                | SchemeConfig::Hermes(_)
+        )
     }
     /// Whether the scheme chooses a connection's path on its TCP handshake.
     pub fn chooses_on_handshake(&self) -> bool {
@@ -239,6 +266,14 @@ impl SchemeConfig {
             }
             SchemeConfig::Eman(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
             SchemeConfig::BwOracle(c) => return SchemeParts::edge(ctx, Box::new(c.build())),
+            SchemeConfig::Clove(c) => {
+                return SchemeParts::edge(ctx, Box::new(c.build(ctx.seed, CloveVariant::Ecn)))
+            }
+            SchemeConfig::CloveNs3(c) => {
+                return SchemeParts::edge(ctx, Box::new(c.build(ctx.seed, CloveVariant::Ns3)))
+            }
+            SchemeConfig::Hermes(c) => return SchemeParts::edge(ctx, Box::new(c.build(ctx.seed))),
+            SchemeConfig::Presto(c) => return SchemeParts::edge(ctx, Box::new(c.build(ctx.seed))),
             SchemeConfig::FlowBender(c) => {
                 return SchemeParts {
                     lb: Box::new(EcmpConfig {}.build(ctx)),
@@ -256,7 +291,12 @@ impl SchemeConfig {
     /// Bytes an edge scheme's hosts add to every packet they tunnel (0 for the others).
     pub fn host_encap_bytes(&self) -> u32 {
         match self {
-            SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => crate::host::tunnel::ENCAP_BYTES,
+            SchemeConfig::Eman(_)
+            | SchemeConfig::BwOracle(_)
+            | SchemeConfig::Clove(_)
+            | SchemeConfig::CloveNs3(_)
+            | SchemeConfig::Hermes(_)
+            | SchemeConfig::Presto(_) => crate::host::tunnel::ENCAP_BYTES,
             _ => 0,
         }
     }
@@ -277,7 +317,12 @@ impl SchemeConfig {
             | SchemeConfig::Mptcp(_)
             | SchemeConfig::FlowBender(_) => 0,
             // Per communicating host pair, made on its first packet: bounded by the flows.
-            SchemeConfig::Eman(_) | SchemeConfig::BwOracle(_) => 0,
+            SchemeConfig::Eman(_)
+            | SchemeConfig::BwOracle(_)
+            | SchemeConfig::Clove(_)
+            | SchemeConfig::CloveNs3(_)
+            | SchemeConfig::Hermes(_)
+            | SchemeConfig::Presto(_) => 0,
             // Per-link state (the link count has its own limit) and flow entries, one per
             // connection and switch on its path (the flow count has its own limit).
             SchemeConfig::Expeditus(_)

@@ -646,12 +646,14 @@ impl Scenario {
                 }
             }
         }
-        if let SchemeConfig::FlowBender(_) = &self.scheme {
-            // FlowBender reacts to ECN marks only: without them it would be ECMP, silently.
+        if self.scheme.needs_ecn() {
+            // FlowBender, Clove and Hermes react to ECN marks: without them they would be
+            // another scheme (ECMP, edge flowlets, RTT alone), silently.
+            let name = self.scheme.name();
             if !self.transport.params().ecn {
                 return Err(Error::config(
                     "transport.ecn",
-                    "is off, but scheme flowbender reacts to ECN-marked ACKs; allowed: transport.ecn = true (or cc = \"dctcp\")",
+                    format!("is off, but scheme {name} reacts to ECN marks; allowed: transport.ecn = true (or cc = \"dctcp\")"),
                 ));
             }
             if self
@@ -662,7 +664,7 @@ impl Scenario {
             {
                 return Err(Error::config(
                     "switch.ecn_threshold",
-                    "is 0 (no marking), but scheme flowbender reacts to ECN marks; allowed: a threshold > 0 (e.g. \"65pkt\")",
+                    format!("is 0 (no marking), but scheme {name} reacts to ECN marks; allowed: a threshold > 0 (e.g. \"65pkt\")"),
                 ));
             }
         }

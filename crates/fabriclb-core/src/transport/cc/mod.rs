@@ -94,7 +94,9 @@ pub enum Cc {
     NewReno(NewReno),
     Cubic(Cubic),
     Dctcp(Dctcp),
-    CubicLinux(CubicLinux),
+    /// Boxed: its state is several times the others', and every connection's record would
+    /// carry the enum's largest variant (a run's connections then fill more cache lines).
+    CubicLinux(Box<CubicLinux>),
     /// MPTCP's coupled increase (chosen by the MPTCP transport, not by `transport.cc`).
     Lia(Lia),
 }
@@ -106,8 +108,12 @@ impl Cc {
             CcKind::NewReno => Cc::NewReno(NewReno),
             CcKind::Cubic => Cc::Cubic(Cubic::default()),
             CcKind::Dctcp => Cc::Dctcp(Dctcp::new(dctcp_g)),
-            CcKind::CubicLinux2626 => Cc::CubicLinux(CubicLinux::new(Kernel::Linux2626, tick_ps)),
-            CcKind::CubicLinux310 => Cc::CubicLinux(CubicLinux::new(Kernel::Linux310, tick_ps)),
+            CcKind::CubicLinux2626 => {
+                Cc::CubicLinux(Box::new(CubicLinux::new(Kernel::Linux2626, tick_ps)))
+            }
+            CcKind::CubicLinux310 => {
+                Cc::CubicLinux(Box::new(CubicLinux::new(Kernel::Linux310, tick_ps)))
+            }
         }
     }
     /// For the Linux controllers, whether the kernel's cwnd-limited test counts GSO

@@ -152,11 +152,11 @@ pub struct Conn {
     /// Ranges retransmitted since they were last cumulatively acknowledged, sorted.
     rexmit: Vec<(u64, u64)>,
     /// The window reduction under way (PRR, rate halving), if any.
-    red: Option<Reduction>,
+    red: Option<Box<Reduction>>,
     /// Linux's ECN window reduction (CWR state) lasts until snd_una passes this.
     cwr_high: Option<u64>,
     /// What an undo needs (undo marker, retransmissions not yet D-SACKed, prior window).
-    undo: Option<Undo>,
+    undo: Option<Box<Undo>>,
     /// The highest sequence a tail loss probe retransmitted, while its outcome is unknown.
     tlp_high: Option<u64>,
     /// When data was last sent (Linux `lsndtime`), for slow start after idle.

@@ -118,14 +118,14 @@ impl Conn {
         let prior_cwnd = self.w.cwnd;
         let in_cwr = self.cwr_high.take().is_some();
         if p.undo {
-            self.undo = Some(Undo {
+            self.undo = Some(Box::new(Undo {
                 marker: self.snd_una,
                 retrans: 0,
                 stamp: super::NEVER,
                 prior_cwnd,
                 // Linux `tcp_current_ssthresh`; none after an ECN reduction (`prior_ssthresh = 0`).
                 prior_ssthresh: (!ece && !in_cwr).then(|| self.w.ssthresh.max(0.75 * self.w.cwnd)),
-            });
+            }));
         }
         self.high_rxt = self.snd_una;
         match p.cwnd_reduction {
@@ -136,12 +136,12 @@ impl Conn {
                 if !in_cwr || self.red.is_none() {
                     self.cc.on_loss(&mut self.w, now);
                     self.w.cwnd = prior_cwnd;
-                    self.red = Some(Reduction {
+                    self.red = Some(Box::new(Reduction {
                         prior_cwnd,
                         prr_delivered: 0,
                         prr_out: 0,
                         cnt: 0,
-                    });
+                    }));
                 }
                 self.reduction_step(p, prior_unsacked, true, false);
             }
@@ -245,12 +245,12 @@ impl Conn {
                     self.w.cwnd = self.w.cwnd.min(self.pipe() as f64 + self.w.mss);
                 }
                 self.undo = None;
-                self.red = Some(Reduction {
+                self.red = Some(Box::new(Reduction {
                     prior_cwnd,
                     prr_delivered: 0,
                     prr_out: 0,
                     cnt: 0,
-                });
+                }));
                 self.cwr_high = Some(self.snd_max);
                 self.stats.recoveries += 1;
             }
