@@ -203,6 +203,11 @@ def format_summary(s: Dict[str, Any]) -> str:
                 if isinstance(v2, dict) and "mean_ms" in v2:
                     fct_row(f"  {k2}", v2)
     rows.append(("goodput", f"{_num(s.get('goodput_gbps'))} Gbps"))
+    job = s.get("hdfs")
+    if isinstance(job, dict):
+        done = f"{job.get('files_done', '-')} / {job.get('files', '-')} files, {job.get('blocks_done', '-')} blocks"
+        jct = job.get("jct_s")
+        rows.append(("job completion", (f"{_num(jct, '{:.4f}')} s" if jct is not None else "unfinished") + f"   ({done})"))
     width = max(len(r[0]) for r in rows)
     return "\n".join(f"{k.ljust(width)}  {v}" for k, v in rows)
 

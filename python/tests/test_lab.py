@@ -419,9 +419,10 @@ def test_eman_scenarios_are_the_papers_fabrics() -> None:
     assert links("fig2.toml") == {frozenset(p) for p in (("L0", "S0"), ("S0", "L1"), ("L0", "S1"), ("S1", "L1"))}
 
 
-def test_registry_has_the_23_experiments() -> None:
+def test_registry_has_the_25_experiments() -> None:
     names = {
-        "conga-fig2", "conga-fig3", "conga-fig5", "conga-fig9", "conga-fig10", "conga-fig11", "conga-fig12", "conga-fig13", "conga-fig15",
+        "conga-fig2", "conga-fig3", "conga-fig5", "conga-fig9", "conga-fig10", "conga-fig11", "conga-fig12", "conga-fig13",
+        "conga-fig14", "conga-fig14-sensitivity", "conga-fig15",
         "conga-fig16", "conga-fig17", "conga-thm2", "conga-fluid", "conga-ablation", "expeditus-fig1", "expeditus-fig2", "eman-fig2", "eman-fig4",
         "eman-fig5", "eman-fig6", "eman-fig7", "eman-fig9", "leaderboard",
     }
@@ -620,6 +621,12 @@ def test_experiment_smoke(name: str, tmp_path: Path) -> None:
     assert len(rec["claims"]) == len(lab_exp.EXPERIMENTS[name].claims)
     if name == "conga-fig2":
         assert {"scheme", "throughput_gbps"} <= set(t.columns)
+    if name == "conga-fig14":
+        # One row per trial with the job's completion time; every job finished.
+        assert {"scheme", "topology", "trial", "jct_s"} <= set(t.columns)
+        assert set(t["topology"]) == {"baseline", "failure"} and (t["jct_s"] > 0).all()
+        rel = pd.read_csv(d / "relative.csv")
+        assert {"scheme", "failure_over_baseline"} <= set(rel.columns)
     if name == "conga-fig5":
         # Fixed before any run, whatever the numbers; the curves of the three gaps beside it.
         assert rec["status"] == "n/a: different traffic"
@@ -628,3 +635,22 @@ def test_experiment_smoke(name: str, tmp_path: Path) -> None:
         assert curves.groupby("gap_us")["bytes_cdf"].max().tolist() == [1.0, 1.0, 1.0]
     report = (d / "report.md").read_text()
     assert "Paper's claim" in report and "Status" in report and "The paper's numbers" in report
+
+
+@needs_core
+def test_conga_fig14_job_entry_is_the_scenarios() -> None:
+    """The job-only runs of the sensitivity use the job of conga/hdfs.toml, word for word."""
+    import fabriclb
+
+    hd = importlib.import_module("fabriclb.lab.experiments.conga_hdfs")
+    sc = fabriclb.load_scenario(fabriclb.scenarios_dir() / hd.SCENARIO)
+    alone = fabriclb.load_scenario({"duration": sc["duration"], "topology": sc["topology"], "workload": [hd.JOB_ENTRY]})
+    assert alone["workload"][0] == sc["workload"][0]
+    # The grid: the main settings in every point of conga-fig14; the failure only on its rows.
+    ctx = lab_common.Ctx(mode="quick", seeds=1, schemes=("ecmp", "conga", "mptcp"), scenarios=fabriclb.scenarios_dir())
+    pts = lab_exp.EXPERIMENTS["conga-fig14"].grid(ctx)
+    assert len(pts) == 3 * 2 * hd.TRIALS["quick"]  # schemes x topologies x trials
+    for p in pts:
+        ov = dict(p.overrides)
+        assert ov["workload[0].disk_rate"] == "2.88Gbps" and ov["workload[1].load"] == 0.4
+        assert ("failures" in ov) == (dict(p.labels)["topology"] == "failure")

@@ -72,19 +72,42 @@ fn prefetch(p: *const u8) {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ev {
-    Arrive { pkt: PktId, link: u32 },
+    Arrive {
+        pkt: PktId,
+        link: u32,
+    },
     Flow,
-    Rto { conn: u32 },
-    DelAck { conn: u32 },
-    AppWake { conn: u32 },
-    Link { idx: u32 },
+    Rto {
+        conn: u32,
+    },
+    DelAck {
+        conn: u32,
+    },
+    AppWake {
+        conn: u32,
+    },
+    Link {
+        idx: u32,
+    },
     Reroute,
     Window,
     Trace,
-    Mark { which: u8 },
-    Shim { host: u32 },
-    Stop { flow: u32 },
-    Cbr { flow: u32 },
+    Mark {
+        which: u8,
+    },
+    Shim {
+        host: u32,
+    },
+    Stop {
+        flow: u32,
+    },
+    Cbr {
+        flow: u32,
+    },
+    /// The HDFS job starts (`u32::MAX`) or a writer's next packet is due (`host::hdfs`).
+    Job {
+        pipe: u32,
+    },
 }
 
 /// An event packed into 8 bytes, so that a pending entry is 16 bytes (the event set is
@@ -113,6 +136,7 @@ impl From<Ev> for PackedEv {
             Ev::Shim { host } => (KIND0 + 9, host),
             Ev::Stop { flow } => (KIND0 + 10, flow),
             Ev::Cbr { flow } => (KIND0 + 11, flow),
+            Ev::Job { pipe } => (KIND0 + 12, pipe),
         };
         PackedEv((hi as u64) << 32 | lo as u64)
     }
@@ -137,7 +161,8 @@ impl From<PackedEv> for Ev {
             8 => Ev::Mark { which: lo as u8 },
             9 => Ev::Shim { host: lo },
             10 => Ev::Stop { flow: lo },
-            _ => Ev::Cbr { flow: lo },
+            11 => Ev::Cbr { flow: lo },
+            _ => Ev::Job { pipe: lo },
         }
     }
 }
@@ -268,6 +293,8 @@ pub struct Sim {
     pub(crate) end_arrivals: Time,
     /// The end-of-arrivals mark has run.
     arrivals_done: bool,
+    /// The HDFS job is over and ends the run (`end_run`).
+    job_over: bool,
     end_time: Time,
     violation: Option<String>,
     check: bool,
@@ -489,6 +516,17 @@ impl Sim {
         }
         specs.retain(|s| s.start_ps < sc.duration.0);
         specs.sort_by_key(|s| s.start_ps);
+        let mut job_start = None;
+        for (i, w) in sc.workload.iter().enumerate() {
+            if let Some(c) = w.job() {
+                let plan = c.plan(&format!("workload[{i}]"), &g, i as u16, sc.duration.0)?;
+                job_start = Some(plan.start_ps);
+                hosts.job_workload = i as u16;
+                hosts.job = Some(Box::new(crate::host::hdfs::Job::new(
+                    plan, sc.seed, g.n_hosts,
+                )));
+            }
+        }
         let warnings = sc.check_with_traffic(&g, &specs)?;
         let windows = crate::stats::windows::Windows::new(
             &g,
@@ -551,6 +589,7 @@ impl Sim {
             host_downlink,
             end_arrivals: sc.duration.0,
             arrivals_done: false,
+            job_over: false,
             end_time: sc.duration.0 + sc.drain.0,
             violation: None,
             check,
@@ -589,6 +628,9 @@ impl Sim {
         if let Some(s) = sim.specs.first() {
             let t = s.start_ps;
             sim.schedule(t, Ev::Flow);
+        }
+        if let Some(t) = job_start {
+            sim.schedule(t, Ev::Job { pipe: u32::MAX });
         }
         let w = sim.windows.close_at();
         sim.schedule(w, Ev::Window);
@@ -699,16 +741,37 @@ impl Sim {
                 self.check_pools();
                 self.check_conservation()?;
             }
-            // Everything finished after the arrivals ended: nothing left to measure.
+            // Everything finished after the arrivals ended: nothing left to measure. (A job
+            // always has a flow open while it runs.)
             if self.arrivals_done
                 && self.hosts.open_flows == 0
                 && self.next_spec >= self.specs.len()
+                && self.hosts.job.as_ref().is_none_or(|j| j.end.is_some())
             {
+                break;
+            }
+            if self.job_over {
                 break;
             }
         }
         let now = self.q.now().min(self.end_time);
         self.sim_end = now;
+        if let Some(j) = self.hosts.job.as_ref() {
+            match j.end {
+                None => self.warnings.push(format!(
+                    "the hdfs job did not finish by the end of the run ({:.3} s): its jct_s is                      null; lengthen drain",
+                    now as f64 * 1e-12
+                )),
+                Some(e) if e > self.end_arrivals && self.sc.workload.len() > 1 => {
+                    self.warnings.push(format!(
+                        "the hdfs job ended at {:.3} s, after duration ({:.3} s): the other                          workloads' arrivals stopped before it did; lengthen duration",
+                        e as f64 * 1e-12,
+                        self.end_arrivals as f64 * 1e-12
+                    ))
+                }
+                _ => {}
+            }
+        }
         if !self.arrivals_done {
             // The events ran out before the end of arrivals: the interval ends here.
             self.c.app_bytes_at_end = self.hosts.app_bytes;
@@ -898,6 +961,11 @@ impl Sim {
                 }
                 self.flush_hosts(now);
             }
+            Ev::Job { pipe } => {
+                let net = net_ref!(self);
+                self.hosts.job_event(&net, now, pipe);
+                self.flush_hosts(now);
+            }
             Ev::Link { idx } => {
                 self.apply_change(idx as usize, now);
                 let d = self.sc.routing.detection_delay.0;
@@ -1043,6 +1111,9 @@ impl Sim {
     /// Put the packets the host layer produced on their hosts' NICs (through the edge shim, if
     /// any), then schedule the timers it moved.
     fn flush_hosts(&mut self, now: Time) {
+        if self.hosts.job.is_some() {
+            self.run_job(now);
+        }
         let mut out = std::mem::take(&mut self.hosts.out);
         // TSQ needs to know when the NIC will have sent each of the sender's data segments.
         let tsq = self.hosts.tcp.tsq_bytes > 0;
@@ -1080,6 +1151,23 @@ impl Sim {
             self.sync_timers(conn);
         }
         self.hosts.touched.clear();
+    }
+
+    /// Let the HDFS job hear of what happened, schedule its writers' next packets, and end
+    /// the run when it is over (`end_run`).
+    fn run_job(&mut self, now: Time) {
+        if self.hosts.job_pending() {
+            let net = net_ref!(self);
+            self.hosts.run_job(&net, now);
+        }
+        let job = self.hosts.job.as_mut().unwrap();
+        let rel = std::mem::take(&mut job.releases);
+        if job.end.is_some() && job.plan.end_run {
+            self.job_over = true;
+        }
+        for (t, pipe) in rel {
+            self.schedule(t, Ev::Job { pipe });
+        }
     }
 
     fn sync_shim_timer(&mut self, host: u32) {
@@ -1406,7 +1494,7 @@ impl Sim {
                         Error::config(
                             &field,
                             format!(
-                                "a flow pinned with `via` needs a scheme that picks paths by a hash of the header (ecmp, wcmp, eman, bw-oracle); {} does not",
+                                "a flow pinned with `via` needs a scheme that picks paths by a hash of the header (ecmp, wcmp, or an edge scheme: the fabric hashes its outer header); {} does not",
                                 self.sc.scheme.name()
                             ),
                         )

@@ -179,7 +179,8 @@ def _protocol_rows(exp: Any) -> List[str]:
             grid = "; ".join(f"{k}: " + (", ".join(v) if len(v) <= 9 else f"{len(v)} values") for k, v in axes.items())
             ov = dict(gp[0].overrides)
             run = [str(ov.get(k, "(scenario)")) for k in ("duration", "warmup", "drain")]
-            cells = [mode, str(wl) or "-", grid, f"1-{seeds}" if seeds > 1 else "1", *run, str(len(gp))]
+            n = max(p.seed for p in gp)  # the grid's own trials where it sets them
+            cells = [mode, str(wl) or "-", grid, f"1-{n}" if n > 1 else "1", *run, str(len(gp))]
             rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return rows
 

@@ -16,6 +16,7 @@ pub mod cbr;
 pub mod clove;
 pub mod eman;
 pub mod flowbender;
+pub mod hdfs;
 pub mod hermes;
 pub mod paths;
 pub mod presto;
@@ -111,6 +112,16 @@ pub(crate) struct Hosts {
     pub touched: Vec<(u32, bool)>,
     mp_out: Vec<(u32, Packet)>,
     ev: Events,
+    /// The HDFS job, if the scenario has one (`hdfs`), and per TCP / MPTCP connection whether
+    /// what it delivers feeds the job's pipelines.
+    pub job: Option<Box<hdfs::Job>>,
+    feeds: Vec<bool>,
+    meta_feeds: Vec<bool>,
+    /// What the job has still to hear of: carriers that delivered data, its flows completed.
+    job_rx: Vec<hdfs::Carrier>,
+    job_done: Vec<u32>,
+    /// The job's workload index (`u16::MAX`: no job).
+    pub job_workload: u16,
 }
 
 impl Hosts {
@@ -141,6 +152,46 @@ impl Hosts {
             touched: Vec::with_capacity(8),
             mp_out: Vec::new(),
             ev: Events::default(),
+            job: None,
+            feeds: Vec::new(),
+            meta_feeds: Vec::new(),
+            job_rx: Vec::new(),
+            job_done: Vec::new(),
+            job_workload: u16::MAX,
+        }
+    }
+
+    /// Whether the job has deliveries or completions to hear of.
+    #[inline]
+    pub fn job_pending(&self) -> bool {
+        !self.job_rx.is_empty() || !self.job_done.is_empty()
+    }
+
+    /// Tell the job what happened since it last ran (deliveries first, then completions).
+    pub fn run_job(&mut self, net: &NetRef, now: Time) {
+        let Some(mut job) = self.job.take() else {
+            self.job_rx.clear();
+            self.job_done.clear();
+            return;
+        };
+        while self.job_pending() {
+            let rx = std::mem::take(&mut self.job_rx);
+            for c in rx {
+                job.on_delivered(self, now, c);
+            }
+            let done = std::mem::take(&mut self.job_done);
+            for f in done {
+                job.on_completed(self, net, now, f);
+            }
+        }
+        self.job = Some(job);
+    }
+
+    /// `Ev::Job { pipe }` fired.
+    pub fn job_event(&mut self, net: &NetRef, now: Time, pipe: u32) {
+        if let Some(mut job) = self.job.take() {
+            job.on_event(self, net, now, pipe);
+            self.job = Some(job);
         }
     }
 
@@ -214,6 +265,7 @@ impl Hosts {
             c.mp_sub = i;
         }
         self.conns.push(c);
+        self.feeds.push(false);
         self.timers.push(Timers {
             rto: NEVER,
             delack: NEVER,
@@ -229,6 +281,7 @@ impl Hosts {
         let m = self.mptcp.as_mut().unwrap();
         let id = m.metas.len() as u32;
         m.metas.push(Meta::new());
+        self.meta_feeds.push(false);
         let n = if established { m.params.subflows } else { 1 };
         for i in 0..n {
             let c = self.new_conn(net, src, dst, established, Some((id, i)));
@@ -240,15 +293,8 @@ impl Hosts {
     /// Start a flow: its connection (new, or one of the pair's persistent ones) and its first
     /// packets.
     pub fn start_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec) {
-        let fid = self.flows.len() as u32;
-        if let Some(m) = &self.mptcp {
-            if m.params
-                .workloads
-                .as_ref()
-                .is_none_or(|w| w.contains(&spec.workload))
-            {
-                return self.start_mptcp_flow(net, now, spec, fid);
-            }
+        if self.uses_mptcp(&spec) {
+            return self.start_mptcp_flow(net, now, spec);
         }
         let (conn, new_conn) = match spec.conn {
             ConnPolicy::New => (self.new_conn(net, spec.src, spec.dst, false, None), true),
@@ -271,6 +317,31 @@ impl Hosts {
                 (best, false)
             }
         };
+        self.start_on_conn(now, spec, conn, new_conn, false);
+    }
+
+    /// Whether `spec`'s flow runs on MPTCP (the scheme is mptcp and covers its workload).
+    fn uses_mptcp(&self, spec: &FlowSpec) -> bool {
+        self.mptcp.as_ref().is_some_and(|m| {
+            m.params
+                .workloads
+                .as_ref()
+                .is_none_or(|w| w.contains(&spec.workload))
+        })
+    }
+
+    /// Start flow `spec` on TCP connection `conn` (`new_conn`: it opens now); its id. With
+    /// `fed`, its bytes reach the sender only as the connection's feed grows
+    /// (`Conn::feed_end`; the job's pipelines, `hdfs`).
+    fn start_on_conn(
+        &mut self,
+        now: Time,
+        spec: FlowSpec,
+        conn: u32,
+        new_conn: bool,
+        fed: bool,
+    ) -> u32 {
+        let fid = self.flows.len() as u32;
         let c = &mut self.conns[conn as usize];
         let st = &c.stats;
         let base = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
@@ -278,6 +349,9 @@ impl Hosts {
             c.app_rate = Some(AppRate::new(a.rate_bps, a.write_bytes, now, c.app_end));
         }
         let start_off = c.app_end;
+        if fed && c.feed_end == u64::MAX {
+            c.feed_end = start_off;
+        }
         c.write(fid, spec.size_bytes);
         self.flows.push(FlowRec {
             spec,
@@ -298,9 +372,10 @@ impl Hosts {
             c.try_send(now, &self.tcp, &mut self.out);
         }
         self.emit(conn, true, start);
+        fid
     }
 
-    fn start_mptcp_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec, fid: u32) {
+    fn start_mptcp_flow(&mut self, net: &NetRef, now: Time, spec: FlowSpec) {
         let (meta, new_conn) = match spec.conn {
             ConnPolicy::New => (self.new_meta(net, spec.src, spec.dst, false), true),
             ConnPolicy::Persistent { per_pair } => {
@@ -319,9 +394,25 @@ impl Hosts {
                 (best, false)
             }
         };
+        self.start_on_meta(now, spec, meta, new_conn, false);
+    }
+
+    /// Start flow `spec` on MPTCP connection `meta`, as [`Hosts::start_on_conn`].
+    fn start_on_meta(
+        &mut self,
+        now: Time,
+        spec: FlowSpec,
+        meta: u32,
+        new_conn: bool,
+        fed: bool,
+    ) -> u32 {
+        let fid = self.flows.len() as u32;
         let m = &mut self.mptcp.as_mut().unwrap().metas[meta as usize];
         let first = m.subs[0].conn;
         let start_off = m.app_end;
+        if fed && m.feed_end == u64::MAX {
+            m.feed_end = start_off;
+        }
         m.write(fid, spec.size_bytes);
         let base = self.meta_counts(meta);
         self.flows.push(FlowRec {
@@ -343,6 +434,7 @@ impl Hosts {
         } else {
             self.push_meta(now, meta);
         }
+        fid
     }
 
     /// Per-flow counters of an MPTCP connection: the sums over its subflows.
@@ -482,7 +574,11 @@ impl Hosts {
             let before = c.rcv_nxt;
             self.ev.completed.clear();
             c.on_data(now, pk, &self.tcp, &mut self.out, &mut self.ev);
-            self.app_bytes += c.rcv_nxt - before;
+            let got = c.rcv_nxt - before;
+            self.app_bytes += got;
+            if got > 0 && self.feeds[ci] {
+                self.job_rx.push(hdfs::Carrier::Conn(conn));
+            }
             self.emit(conn, false, start);
             for i in 0..self.ev.completed.len() {
                 let f = self.ev.completed[i] as usize;
@@ -496,6 +592,9 @@ impl Hosts {
     fn complete(&mut self, f: usize, now: Time, cur: [u64; 4]) {
         let rec = &mut self.flows[f];
         rec.end = now;
+        if rec.spec.workload == self.job_workload {
+            self.job_done.push(f as u32);
+        }
         for k in 0..4 {
             rec.counts[k] = cur[k] - rec.base[k];
         }
@@ -526,6 +625,9 @@ impl Hosts {
                     self.ev.completed.clear();
                     m.on_data(sub as usize, before, after, &mut self.ev);
                     self.app_bytes += m.rcv_nxt - dsn;
+                    if m.rcv_nxt > dsn && self.meta_feeds[meta as usize] {
+                        self.job_rx.push(hdfs::Carrier::Meta(meta));
+                    }
                     let done = std::mem::take(&mut self.ev.completed);
                     let cur = self.meta_counts(meta);
                     for &f in &done {

@@ -678,8 +678,20 @@ impl Scenario {
             ),
             limits::MAX_SCHEME_TABLE_ENTRIES,
         )?;
+        let mut jobs = 0;
         for (i, w) in self.workload.iter().enumerate() {
             w.validate(&format!("workload[{i}]"))?;
+            if let Some(c) = w.job() {
+                jobs += 1;
+                if jobs > 1 {
+                    return Err(Error::config(
+                        &format!("workload[{i}].pattern"),
+                        "a scenario runs at most one hdfs job; merge the entries (more files)",
+                    ));
+                }
+                // What needs the fabric: the DataNodes, the replication, the start.
+                c.plan(&format!("workload[{i}]"), &g, i as u16, self.duration.0)?;
+            }
         }
         let end = self.end_ps();
         // Windows: one row per port and leaf per window; and a window holds at least one
@@ -815,6 +827,18 @@ impl Scenario {
             .iter()
             .find(|s| s.start_ps >= warm)
             .map(|s| s.start_ps);
+        // An HDFS job's flows are made while it runs: its start counts as a flow's.
+        let job_first = self
+            .workload
+            .iter()
+            .filter_map(|w| w.job())
+            .map(|c| c.start.0)
+            .filter(|&t| t >= warm)
+            .min();
+        let first = match (first, job_first) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let long_lived = specs.iter().any(|s| s.size_bytes >= UNBOUNDED);
         match first {
             Some(t) => self.check_reachable(g, &self.failure_links(g)?, t)?,

@@ -532,6 +532,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
         "connections": sim.hosts.conns.len(),
         "mptcp": sim.hosts.mptcp_counters(),
         "cbr": sim.hosts.cbr_counters(),
+        "hdfs": sim.hosts.job.as_ref().map(|j| j.summary()),
         "host_encap_bytes": sim.sc.scheme.host_encap_bytes(),
         "lb": sim.lb_counters(),
         "failure_links": sim.failure_links(),

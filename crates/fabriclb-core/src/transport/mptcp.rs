@@ -170,6 +170,9 @@ pub struct Meta {
     // ---- sender ----
     /// Data bytes the application has written.
     pub app_end: u64,
+    /// Of those, the bytes handed over so far when something else feeds the connection
+    /// (`Conn::feed_end`; `u64::MAX`: all). Only full segments are mapped while it limits.
+    pub feed_end: u64,
     /// The next new DSN to map.
     dsn_next: u64,
     /// The cumulative data ACK received.
@@ -190,6 +193,7 @@ impl Meta {
         Meta {
             subs: Vec::new(),
             app_end: 0,
+            feed_end: u64::MAX,
             dsn_next: 0,
             data_ack: 0,
             reinject: Vec::new(),
@@ -262,12 +266,22 @@ impl Meta {
         loop {
             let (dsn, avail, reinjecting) = match self.reinject.first() {
                 Some(&(a, b)) => (a, b - a, true),
-                None if self.dsn_next < self.app_end => {
-                    (self.dsn_next, self.app_end - self.dsn_next, false)
+                None if self.dsn_next < self.app_end.min(self.feed_end) => {
+                    let end = self.app_end.min(self.feed_end);
+                    (self.dsn_next, end - self.dsn_next, false)
                 }
                 None => break,
             };
             let mut len = avail.min(mss);
+            if !reinjecting
+                && len < mss
+                && self.feed_end < self.app_end
+                && dsn + len == self.feed_end
+                && !self.msgs.iter().any(|m| m.end == self.feed_end)
+            {
+                // Fed data in the middle of a message: full segments only, as `Conn::try_send`.
+                break;
+            }
             if !reinjecting {
                 // The connection-level receive window, relative to the data ACK.
                 let limit = self.data_ack + mp.rcv_buf_bytes;

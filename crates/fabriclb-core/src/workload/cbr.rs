@@ -30,7 +30,8 @@ pub struct CbrFlow {
     pub stop: Option<Duration>,
     /// Switches its path must cross (e.g. ["S0"]), at most 4; empty: wherever the hash of
     /// its header sends it. Pinning needs a scheme that picks paths by a hash of the header:
-    /// ecmp, wcmp, or an edge scheme (eman, bw-oracle: the fabric hashes the outer header).
+    /// ecmp, wcmp, or an edge scheme (eman, bw-oracle, clove, hermes, presto, ...: the fabric
+    /// hashes the outer header).
     #[serde(default)]
     pub via: Vec<String>,
 }

@@ -12,6 +12,7 @@ pub mod cbr;
 pub mod cdf;
 mod client_server;
 mod explicit;
+pub mod hdfs;
 mod incast;
 mod matrix;
 mod permutation;
@@ -23,6 +24,7 @@ pub use cbr::{CbrConfig, CbrFlow};
 pub use cdf::{Cdf, CdfOptions, CdfScale, CdfUnit, SizeLaw};
 pub use client_server::ClientServerConfig;
 pub use explicit::{ExplicitConfig, ExplicitFlow};
+pub use hdfs::{HdfsConfig, JobPlan};
 pub use incast::IncastConfig;
 pub use matrix::{MatrixConfig, MatrixEntry};
 pub use permutation::PermutationConfig;
@@ -136,6 +138,9 @@ crate::tagged_enum! {
         "matrix" => Matrix(MatrixConfig),
         /// Constant-rate flows without congestion control (UDP-like), optionally pinned to a path.
         "cbr" => Cbr(CbrConfig),
+        /// An HDFS-like replicated write job (TestDFSIO): files written block by block through
+        /// pipelines of DataNodes, limited by the disks; reports its completion time.
+        "hdfs" => Hdfs(HdfsConfig),
     }
 }
 
@@ -150,6 +155,7 @@ macro_rules! each {
             WorkloadConfig::Incast($c) => $e,
             WorkloadConfig::Matrix($c) => $e,
             WorkloadConfig::Cbr($c) => $e,
+            WorkloadConfig::Hdfs($c) => $e,
         }
     };
 }
@@ -166,6 +172,13 @@ impl WorkloadConfig {
         out: &mut Vec<FlowSpec>,
     ) -> Result<(), Error> {
         each!(self, c => c.generate(path, ctx, rng, out))
+    }
+    /// The job of an `hdfs` entry, if this is one.
+    pub fn job(&self) -> Option<&HdfsConfig> {
+        match self {
+            WorkloadConfig::Hdfs(c) => Some(c),
+            _ => None,
+        }
     }
     /// Whether some flow of this workload has a stop time.
     pub fn has_stop(&self) -> bool {

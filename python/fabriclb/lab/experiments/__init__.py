@@ -1,8 +1,8 @@
 """The registry of published experiments: each a base scenario, a grid, a reduction to the
 figure's table, a plot, and every number the paper states for the figure with the rule that
 judges it (docs/LAB.md). One module per paper: :mod:`.conga` (Fig. 5 in :mod:`.conga_flowlets`; the host
-ablation of its Figs. 9-10 in :mod:`.conga_ablation`), :mod:`.expeditus`, :mod:`.eman`, and the leaderboard of all schemes on all
-the papers' conditions (:mod:`.leaderboard`);
+ablation of its Figs. 9-10 in :mod:`.conga_ablation`; Fig. 14, the HDFS job, in :mod:`.conga_hdfs`), :mod:`.expeditus`,
+:mod:`.eman`, and the leaderboard of all schemes on all the papers' conditions (:mod:`.leaderboard`);
 :mod:`.common` holds the types, the judging and the shared helpers.
 
 ``fabriclb reproduce NAME --out DIR`` (or :func:`reproduce`) writes ``DIR/NAME/table.csv``,
@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..report import claims_markdown, write_report, write_result_json
 from ..sweep import run_points
-from . import conga, conga_ablation, conga_flowlets, eman, expeditus, leaderboard
+from . import conga, conga_ablation, conga_flowlets, conga_hdfs, eman, expeditus, leaderboard
 from .common import (
     COMPARABLE,
     CONCEPTUAL,
@@ -68,8 +68,8 @@ PathLike = Union[str, Path]
 
 EXPERIMENTS: Dict[str, Experiment] = {
     e.name: e
-    for e in (*conga.EXPERIMENTS, *conga_flowlets.EXPERIMENTS, *conga_ablation.EXPERIMENTS, *expeditus.EXPERIMENTS,
-              *eman.EXPERIMENTS, *leaderboard.EXPERIMENTS)
+    for e in (*conga.EXPERIMENTS, *conga_flowlets.EXPERIMENTS, *conga_ablation.EXPERIMENTS, *conga_hdfs.EXPERIMENTS,
+              *expeditus.EXPERIMENTS, *eman.EXPERIMENTS, *leaderboard.EXPERIMENTS)
 }
 
 

@@ -115,6 +115,10 @@ pub struct Conn {
     pub app_end: u64,
     /// Application rate limit.
     pub app_rate: Option<AppRate>,
+    /// Bytes of the stream the application has handed over so far when something else feeds
+    /// it (a pipeline's upstream, a disk; `u64::MAX`: everything written is available). While
+    /// it holds the sender back, only full segments go out, as from a continuous writer.
+    pub feed_end: u64,
     pub cc: Cc,
     pub w: CcState,
     rtt: Rtt,
@@ -221,6 +225,7 @@ impl Conn {
             snd_max: 0,
             app_end: 0,
             app_rate: None,
+            feed_end: u64::MAX,
             cc: Cc::new(p.cc, p.dctcp_g, p.tick_ps),
             w: CcState {
                 cwnd: p.iw_segments as f64 * mss,
@@ -398,10 +403,11 @@ impl Conn {
     /// Bytes the application has made available by `now`.
     #[inline]
     fn available(&self, now: Time) -> u64 {
-        match self.app_rate {
+        let made = match self.app_rate {
             None => self.app_end,
             Some(r) => r.made(now).min(self.app_end),
-        }
+        };
+        made.min(self.feed_end)
     }
 
     fn send_data(&mut self, now: Time, p: &TcpParams, seq: u64, len: u64, out: &mut Vec<Packet>) {
@@ -493,10 +499,15 @@ impl Conn {
                 break;
             }
             let mut len = (avail - self.snd_nxt).min(mss);
-            if len < mss && avail < self.app_end && self.app_rate.is_some_and(|r| r.is_stream()) {
-                // A continuous writer will write more at once: send full segments only (no
-                // silly windows); the wakeup below comes back for it. (A writer of whole
-                // messages gets its last partial segment sent, as with Nagle off.)
+            if len < mss
+                && avail < self.app_end
+                && (self.app_rate.is_some_and(|r| r.is_stream())
+                    || (avail == self.feed_end && !self.msgs.iter().any(|m| m.end == avail)))
+            {
+                // A continuous writer (or a feed in the middle of a message) will write more
+                // at once: send full segments only (no silly windows); the wakeup below (or
+                // the feed) comes back for it. (A writer of whole messages gets its last
+                // partial segment sent, as with Nagle off.)
                 break;
             }
             if let Some(r) = self.sacked.iter().find(|r| r.0 > self.snd_nxt) {
