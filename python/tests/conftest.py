@@ -16,6 +16,20 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
+
+def core_available() -> bool:
+    try:
+        import fabriclb
+
+        fabriclb.core_version()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+needs_core = pytest.mark.skipif(not core_available(), reason="compiled core not built")
+
+
 #: A few hosts, a few milliseconds of simulated time: runs in well under a second.
 TINY_TOPOLOGY = """\
 [topology]

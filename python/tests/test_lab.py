@@ -33,17 +33,7 @@ lab_sweep = importlib.import_module("fabriclb.lab.sweep")  # (the package's `swe
 from fabriclb.lab.cache import Cache, frame_from_csv_gz, frame_to_csv_gz, point_key
 
 
-def _core_available() -> bool:
-    try:
-        import fabriclb
-
-        fabriclb.core_version()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-needs_core = pytest.mark.skipif(not _core_available(), reason="compiled core not built")
+from conftest import core_available, needs_core  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- pure parts
@@ -589,7 +579,7 @@ def test_sweep_cli(tiny_file: Path, tmp_path: Path) -> None:
 
 
 def _ready() -> List[str]:
-    if not _core_available():
+    if not core_available():
         return []
     return [n for n, st in lab_exp.experiment_statuses() if st == "ready"]
 

@@ -21,17 +21,7 @@ lab_exp = importlib.import_module("fabriclb.lab.experiments")
 lb = importlib.import_module("fabriclb.lab.experiments.leaderboard")
 
 
-def _core_available() -> bool:
-    try:
-        import fabriclb
-
-        fabriclb.core_version()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-needs_core = pytest.mark.skipif(not _core_available(), reason="compiled core not built")
+from conftest import needs_core  # noqa: E402
 
 
 # ----------------------------------------------------------------------------- pure parts

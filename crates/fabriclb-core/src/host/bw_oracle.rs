@@ -12,7 +12,7 @@
 
 use super::paths::{bottleneck_bps, discover, DISCOVERY_PORTS};
 use super::shim::{EdgeShim, ShimView};
-use super::tunnel::{Swrr, Tunnel, ENCAPSULATED};
+use super::tunnel::{Swrr, Tunnel};
 use crate::net::packet::Packet;
 use crate::units::{Bytes, Duration, Time};
 use schemars::JsonSchema;
@@ -95,12 +95,7 @@ impl EdgeShim for BwOracle {
     }
 
     fn on_receive(&mut self, now: Time, pk: Packet, deliver: &mut Vec<Packet>) {
-        if pk.overlay.aux_flags & ENCAPSULATED == 0 {
-            deliver.push(pk);
-            return;
-        }
-        let i = self.tunnel.pair(pk.src, pk.dst);
-        self.tunnel.receive(now, i, pk, deliver);
+        self.tunnel.receive_or_pass(now, pk, deliver);
     }
 
     fn on_timer(&mut self, now: Time, host: u32, deliver: &mut Vec<Packet>) {

@@ -22,7 +22,7 @@
 
 use super::paths::{discover, DISCOVERY_PORTS};
 use super::shim::{EdgeShim, ShimView};
-use super::tunnel::{Tunnel, ENCAPSULATED};
+use super::tunnel::Tunnel;
 use crate::error::Error;
 use crate::net::packet::Packet;
 use crate::rng::{stream, Rng};
@@ -165,12 +165,7 @@ impl EdgeShim for Presto {
     }
 
     fn on_receive(&mut self, now: Time, pk: Packet, deliver: &mut Vec<Packet>) {
-        if pk.overlay.aux_flags & ENCAPSULATED == 0 {
-            deliver.push(pk);
-            return;
-        }
-        let i = self.tunnel.pair(pk.src, pk.dst);
-        self.tunnel.receive(now, i, pk, deliver);
+        self.tunnel.receive_or_pass(now, pk, deliver);
     }
 
     fn on_timer(&mut self, now: Time, host: u32, deliver: &mut Vec<Packet>) {

@@ -91,6 +91,17 @@ impl Tunnel {
         self.encapsulated += 1;
     }
 
+    /// For shims that read nothing on receive: a packet without the tunnel header goes up as it
+    /// is; an encapsulated one goes through [`Tunnel::receive`].
+    pub fn receive_or_pass(&mut self, now: Time, pk: Packet, up: &mut Vec<Packet>) {
+        if pk.overlay.aux_flags & ENCAPSULATED == 0 {
+            up.push(pk);
+            return;
+        }
+        let i = self.pair(pk.src, pk.dst);
+        self.receive(now, i, pk, up);
+    }
+
     /// Take the tunnel header off `pk` (of pair `i`, seen as encapsulated), then pass it up, or
     /// hold it until the packets before it have come.
     pub fn receive(&mut self, now: Time, i: usize, mut pk: Packet, up: &mut Vec<Packet>) {
