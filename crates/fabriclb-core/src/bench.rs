@@ -97,7 +97,7 @@ pub fn bench(name: &str) -> Result<BenchResult, Error> {
             )
         })?;
     let sc = Scenario::load(toml, Format::Toml, &[])?;
-    let r = crate::api::run(&sc, Default::default())?;
+    let r = crate::sim::Sim::build(&sc)?.run(Default::default())?;
     let s = &r.summary;
     let wall = s["wall_time_s"].as_f64().unwrap_or(0.0);
     let hops = s["packet_hops"].as_u64().unwrap_or(0);
