@@ -258,14 +258,14 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub(super) fn violate(&mut self, msg: String) {
+    fn violate(&mut self, msg: String) {
         if self.check && self.violation.is_none() {
             self.violation = Some(msg);
         }
     }
 
     #[inline]
-    pub(super) fn schedule(&mut self, t: Time, ev: Ev) {
+    fn schedule(&mut self, t: Time, ev: Ev) {
         if !self.q.push(t, ev.into()) {
             let now = self.q.now();
             self.violate(format!(
@@ -371,7 +371,7 @@ impl Sim {
     /// Start loading the next event's packet and port while this event runs: at scale the
     /// packet-hop loop is bound by cache misses on exactly these two records.
     #[inline]
-    pub(super) fn prefetch_next(&self) {
+    fn prefetch_next(&self) {
         if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) {
             // The packet's network line (and its transport line at a host), and when DREs
             // are kept, what `arrive` reads of the port: the delay in the first line, the DRE
@@ -397,7 +397,7 @@ impl Sim {
     /// prediction is exact when the scheme neither rewrites packets nor encapsulates (the
     /// next event is the one peeked: nothing runs in between), and `forward` then uses it.
     #[inline]
-    pub(super) fn prefetch_next_out(&mut self) {
+    fn prefetch_next_out(&mut self) {
         // A prediction lives for one event at most.
         self.predicted = None;
         let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
@@ -423,7 +423,7 @@ impl Sim {
         }
     }
 
-    pub(super) fn check_conservation(&self) -> Result<(), Error> {
+    fn check_conservation(&self) -> Result<(), Error> {
         let live = self.arena.live() as u64;
         if self.check && self.c.sent != self.c.delivered + self.c.dropped + live {
             return Err(Error::Invariant(format!(
@@ -435,7 +435,7 @@ impl Sim {
     }
 
     #[inline]
-    pub(super) fn dispatch(&mut self, now: Time, ev: Ev) {
+    fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::Arrive { pkt, link } => self.arrive(now, pkt, link),
             Ev::Rto { conn } => self.host_timer(now, TimerKind::Rto, conn),
