@@ -3,41 +3,10 @@
 
 use crate::error::Error;
 use crate::scenario::{Format, Scenario};
-use crate::table::Table;
-use std::sync::atomic::AtomicBool;
 
 pub use crate::bench::{bench, bench_names, BenchResult};
-
-/// Everything a run produces.
-#[derive(Clone, Debug)]
-pub struct RunResult {
-    /// The content of summary.json (see docs/OUTPUTS.md).
-    pub summary: serde_json::Value,
-    /// One row per flow (request).
-    pub flows: Table,
-    /// One row per directed link (output port).
-    pub ports: Table,
-    /// One row per (window, port) with throughput, plus leaf-uplink imbalance rows.
-    pub windows: Table,
-    /// Time-weighted queue-length distributions of the ports named in `measure.queue_ports`.
-    pub queues: Table,
-    /// Sampled cwnd / RTT / rate of the connections named in `measure.trace_flows`.
-    pub traces: Table,
-    /// Flowlet sizes per gap and size bin, of the links named in `measure.flowlet_links`.
-    pub flowlet_sizes: Table,
-    /// Active flows and flowlets per 1 ms window, as a distribution, of the same links.
-    pub flowlet_concurrency: Table,
-}
-
-/// Hooks a caller may give a run.
-#[derive(Default)]
-pub struct RunOptions<'a> {
-    /// Called now and then with the fraction of simulated time done (0..=1). Returning false
-    /// stops the run with [`Error::Cancelled`].
-    pub progress: Option<&'a mut dyn FnMut(f64) -> bool>,
-    /// When set to true from another thread, the run stops with [`Error::Cancelled`].
-    pub cancel: Option<&'a AtomicBool>,
-}
+pub use crate::sim::RunOptions;
+pub use crate::stats::RunResult;
 
 /// Parse and validate a scenario (TOML or JSON text) with `path=value` overrides.
 pub fn load_scenario(

@@ -21,6 +21,29 @@ pattern = "permutation"
 window = "10ms"
 "#;
 
+/// The CONGA testbed scenario the lab's Figs. 9-12 start from.
+const TESTBED_TOML: &str = include_str!("../../../scenarios/conga/testbed.toml");
+
+/// `TESTBED`: what a user of the lab waits for, the CONGA testbed as Fig. 10 runs it
+/// (data-mining at 60%, CONGA, the `linux-3.10` hosts, 12 MB shared buffers), 1 s measured
+/// after a 1 s warm-up, no drain.
+fn testbed() -> String {
+    let mut t = TESTBED_TOML.to_string();
+    for (from, to) in [
+        ("name = \"conga-testbed\"", "name = \"TESTBED\""),
+        (
+            "duration = \"20ms\"\nwarmup = \"2ms\"\ndrain = \"20ms\"",
+            "duration = \"2s\"\nwarmup = \"1s\"\ndrain = \"0s\"",
+        ),
+        ("cdf = \"enterprise\"", "cdf = \"data-mining\""),
+    ] {
+        // A test loads every benchmark and checks TESTBED's settings, so an edit of the
+        // scenario file that breaks a replacement fails there.
+        t = t.replacen(from, to, 1);
+    }
+    t
+}
+
 /// The benchmark scenarios: (name, description, TOML).
 pub fn scenarios() -> Vec<(&'static str, &'static str, String)> {
     vec![
@@ -46,11 +69,16 @@ pub fn scenarios() -> Vec<(&'static str, &'static str, String)> {
                 "name = \"LS2048\"\nduration = \"10ms\"\n[topology]\nkind = \"leaf-spine\"\nleaves = 64\nspines = 32\nhosts_per_leaf = 32\nhost_rate = \"10Gbps\"\nfabric_rate = \"10Gbps\"\nhost_delay = \"1us\"\nfabric_delay = \"1us\"\n{COMMON}"
             ),
         ),
+        (
+            "TESTBED",
+            "CONGA testbed (64 hosts, 2x40G per leaf-spine pair, 12 MB shared buffers), linux-3.10 hosts, CONGA, data-mining at 60%, 1 s measured after 1 s warm-up",
+            testbed(),
+        ),
     ]
 }
 
 pub fn bench_names() -> &'static [&'static str] {
-    &["LS128", "FT432", "LS2048"]
+    &["LS128", "FT432", "LS2048", "TESTBED"]
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -63,22 +91,32 @@ pub struct BenchResult {
     pub wall_time_s: f64,
     pub packet_hops_per_s: f64,
     pub events_per_s: f64,
+    /// Peak resident set of the whole process during the run (with Python's interpreter
+    /// and libraries when run from the binding).
     pub peak_rss_mb: f64,
+    /// The core's own peak: the process's peak during the run less its resident set just
+    /// before it (null where the kernel cannot reset the peak, i.e. off Linux).
+    pub core_peak_mb: Option<f64>,
     pub goodput_gbps: f64,
 }
 
-/// Peak resident set of this process (Linux VmHWM), MB; 0 where unknown.
-pub fn peak_rss_mb() -> f64 {
+/// A size field of this process's `/proc/self/status` (Linux), MB; 0 where unknown.
+fn status_mb(field: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse::<f64>().ok())
         })
         .map(|kb| kb / 1024.0)
         .unwrap_or(0.0)
+}
+
+/// Peak resident set of this process (Linux VmHWM), MB; 0 where unknown.
+pub fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
 }
 
 /// Run one named benchmark.
@@ -97,7 +135,11 @@ pub fn bench(name: &str) -> Result<BenchResult, Error> {
             )
         })?;
     let sc = Scenario::load(toml, Format::Toml, &[])?;
-    let r = crate::api::run(&sc, Default::default())?;
+    // Writing 5 to clear_refs resets the peak (VmHWM) to the current resident set (Linux
+    // >= 4.0), so the peak after the run less the resident set now is the core's own.
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let rss_before_mb = status_mb("VmRSS:");
+    let r = crate::sim::Sim::build(&sc)?.run(Default::default())?;
     let s = &r.summary;
     let wall = s["wall_time_s"].as_f64().unwrap_or(0.0);
     let hops = s["packet_hops"].as_u64().unwrap_or(0);
@@ -112,6 +154,41 @@ pub fn bench(name: &str) -> Result<BenchResult, Error> {
         packet_hops_per_s: hops as f64 / wall.max(1e-9),
         events_per_s: events as f64 / wall.max(1e-9),
         peak_rss_mb: peak_rss_mb(),
+        core_peak_mb: (reset && rss_before_mb > 0.0)
+            .then(|| (peak_rss_mb() - rss_before_mb).max(0.0)),
         goodput_gbps: s["goodput_gbps"].as_f64().unwrap_or(0.0),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every benchmark loads, and TESTBED is the testbed as described (its settings are
+    /// replacements in the scenario file's text: an edit there must not silently undo them).
+    #[test]
+    fn every_benchmark_loads_and_testbed_is_fig10s_setting() {
+        let all = scenarios();
+        assert_eq!(
+            all.iter().map(|s| s.0).collect::<Vec<_>>(),
+            bench_names().to_vec()
+        );
+        for (name, _, toml) in &all {
+            let sc = Scenario::load(toml, Format::Toml, &[]).unwrap();
+            assert_eq!(&sc.name, name);
+        }
+        let sc = Scenario::load(&testbed(), Format::Toml, &[]).unwrap();
+        assert_eq!(sc.duration.0, 2_000_000_000_000);
+        assert_eq!(sc.warmup.0, 1_000_000_000_000);
+        assert_eq!(sc.drain.0, 0);
+        let j = sc.canonical_json();
+        for want in [
+            "\"cdf\":\"data-mining\"",
+            "\"profile\":\"linux-3.10\"",
+            "\"name\":\"conga\"",
+            "\"load\":0.6",
+        ] {
+            assert!(j.contains(want), "{want} not in {j}");
+        }
+    }
 }

@@ -346,7 +346,12 @@ impl Hosts {
         let st = &c.stats;
         let base = [st.retx_segments, st.timeouts, st.reordered, st.path_changes];
         if let Some(a) = spec.app {
-            c.app_rate = Some(AppRate::new(a.rate_bps, a.write_bytes, now, c.app_end));
+            c.app_rate = Some(Box::new(AppRate::new(
+                a.rate_bps,
+                a.write_bytes,
+                now,
+                c.app_end,
+            )));
         }
         let start_off = c.app_end;
         if fed && c.feed_end == u64::MAX {

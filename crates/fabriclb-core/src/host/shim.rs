@@ -111,8 +111,8 @@ impl TestFabric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::RunOptions;
     use crate::scenario::{Format, Scenario};
+    use crate::sim::RunOptions;
     use crate::sim::Sim;
     use crate::table::Column;
 

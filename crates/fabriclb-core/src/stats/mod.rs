@@ -1,17 +1,20 @@
 //! Turns a finished simulation's counters into the result tables and the summary.
-//! Reads the `Sim`; changes nothing. Column meanings are documented in docs/OUTPUTS.md.
+//! Reads what the simulation hands over when a run ends (`Finished`); changes nothing, and
+//! never imports the simulator (`sim` calls this layer, not the reverse). Column meanings are documented in docs/OUTPUTS.md.
 
 pub mod flowlets;
 pub mod ideal;
 pub mod pcap;
+mod run;
 pub mod tap;
 pub(crate) mod windows;
 
-use crate::api::RunResult;
+pub use run::RunResult;
+pub(crate) use run::{Counters, Finished, TraceRows};
+
 use crate::host::NetRef;
 use crate::lb::OverlayMode;
 use crate::net::packet::OVERLAY_HDR;
-use crate::sim::Sim;
 use crate::table::{Column, Table};
 use crate::transport::tcp::NEVER;
 use crate::workload::UNBOUNDED;
@@ -27,8 +30,8 @@ pub const BUCKETS: [(&str, u64, u64); 3] = [
 ];
 
 /// The degrades of the run: (directed link, from, until, rate).
-fn degrades(sim: &Sim) -> Vec<(u32, u64, u64, u64)> {
-    let links = sim.sc.failure_links(&sim.g).unwrap_or_default();
+fn degrades(sim: &Finished) -> Vec<(u32, u64, u64, u64)> {
+    let links = sim.sc.failure_links(&sim.net.g).unwrap_or_default();
     let mut out = vec![];
     for (f, ls) in sim.sc.failures.iter().zip(links) {
         if let (crate::scenario::FailureKind::Degrade, Some(r)) = (&f.kind, f.rate) {
@@ -43,8 +46,8 @@ fn degrades(sim: &Sim) -> Vec<(u32, u64, u64, u64)> {
 /// The rate of each directed link for a flow that ran over [t0, t1]: the highest rate in force
 /// at some time of it, i.e. the nominal rate unless degrades cover the whole span (then the
 /// best of them). The ideal FCT is thus never above what the flow could have had.
-fn rates_over(sim: &Sim, degrades: &[(u32, u64, u64, u64)], t0: u64, t1: u64) -> Vec<u64> {
-    let mut rates: Vec<u64> = sim.g.links.iter().map(|l| l.rate_bps).collect();
+fn rates_over(sim: &Finished, degrades: &[(u32, u64, u64, u64)], t0: u64, t1: u64) -> Vec<u64> {
+    let mut rates: Vec<u64> = sim.net.g.links.iter().map(|l| l.rate_bps).collect();
     let mut covered: HashMap<u32, u64> = HashMap::new();
     for &(l, from, until, r) in degrades {
         if from <= t0 && until >= t1 {
@@ -190,8 +193,8 @@ fn num(x: f64) -> serde_json::Value {
     }
 }
 
-pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> RunResult {
-    let g = &sim.g;
+pub(crate) fn collect(sim: &Finished<'_>, flowlets: Option<flowlets::FlowletCounter>) -> RunResult {
+    let g = &sim.net.g;
     let warm = sim.sc.warmup.0;
     let p = IdealParams {
         mss: sim.hosts.tcp.mss as u64,
@@ -233,7 +236,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
     let mut all: Bucket = (vec![], vec![], vec![]);
     let mut unfinished = 0u64;
     let mut unbounded = 0u64;
-    let net = sim.net();
+    let net = &sim.net;
     for (i, f) in sim.hosts.flows.iter().enumerate() {
         let s = &f.spec;
         id.push(i as u64);
@@ -265,7 +268,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
             let ps = if degr.is_empty() {
                 ideal_fct_on(
                     &mut paths,
-                    &net,
+                    net,
                     s.src,
                     s.dst,
                     &nominal,
@@ -275,7 +278,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
                 )
             } else {
                 let rates = rates_over(sim, &degr, s.start_ps, t1);
-                let (fw, rv) = ideal_path(&net, s.src, s.dst, &rates);
+                let (fw, rv) = ideal_path(net, s.src, s.dst, &rates);
                 ideal_fct(&fw, &rv, &p, s.size_bytes, f.new_conn)
             };
             ps as f64 * 1e-9
@@ -371,7 +374,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
         vec![],
     );
     for (l, d) in g.links.iter().enumerate() {
-        let ps = sim.ports[l].stats();
+        let ps = sim.net.ports[l].stats();
         name.push(g.link_name(l as u32));
         from.push(g.nodes[d.from as usize].name.clone());
         to.push(g.nodes[d.to as usize].name.clone());
@@ -426,7 +429,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
     // Queue distributions.
     let mut qt = Table::default();
     let (mut ql, mut qb, mut qlo, mut qtime, mut qfrac) = (vec![], vec![], vec![], vec![], vec![]);
-    for (l, port) in sim.ports.iter().enumerate() {
+    for (l, port) in sim.net.ports.iter().enumerate() {
         if let Some(h) = port.histogram() {
             let [m0, m1] = [&sim.interval_marks[0][l], &sim.interval_marks[1][l]];
             let in_interval: Vec<u64> = m1
@@ -479,6 +482,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
         fct.insert(k.into(), all_v[k].clone());
     }
     let totals = sim
+        .net
         .ports
         .iter()
         .map(|p| p.stats())
@@ -506,7 +510,7 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
         "name": sim.sc.name,
         "scheme": sim.sc.scheme.name(),
         "seed": sim.sc.seed,
-        "version": crate::api::version(),
+        "version": env!("CARGO_PKG_VERSION"),
         "sim_time_s": sim.sim_end as f64 * 1e-12,
         "measured_from_s": warm as f64 * 1e-12,
         "measured_to_s": sim.end_arrivals.min(sim.sim_end) as f64 * 1e-12,
@@ -534,8 +538,8 @@ pub(crate) fn collect(sim: &Sim, flowlets: Option<flowlets::FlowletCounter>) -> 
         "cbr": sim.hosts.cbr_counters(),
         "hdfs": sim.hosts.job.as_ref().map(|j| j.summary()),
         "host_encap_bytes": sim.sc.scheme.host_encap_bytes(),
-        "lb": sim.lb_counters(),
-        "failure_links": sim.failure_links(),
+        "lb": sim.lb_counters,
+        "failure_links": sim.failure_links,
         "warnings": sim.warnings,
         "scenario": serde_json::from_str::<serde_json::Value>(&sim.sc.canonical_json()).unwrap(),
     });

@@ -78,13 +78,15 @@ pub(crate) enum RtxTimer {
     LossProbe,
 }
 
+/// `repr(C)`: the receiver's per-segment counters first, next to its state in [`Conn`].
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct ConnStats {
-    pub retx_segments: u64,
-    pub timeouts: u64,
+    pub data_pkts_rcvd: u64,
     pub reordered: u64,
     pub path_changes: u64,
-    pub data_pkts_rcvd: u64,
+    pub retx_segments: u64,
+    pub timeouts: u64,
     /// Tail loss probes sent.
     pub loss_probes: u64,
     /// Fast recoveries started by Early Retransmit.
@@ -95,17 +97,61 @@ pub struct ConnStats {
     pub recoveries: u64,
 }
 
+/// One TCP connection, both ends (the sender's and the receiver's state live together: a
+/// packet names its connection, and each end touches only its own fields).
+///
+/// `repr(C)`, fields in the order of use: the fields every packet touches (identity, flags)
+/// and the receiver's per-segment state first, then its counters, then the sender's
+/// per-ACK state, then what only loss, the Linux rules or an application limit touch. A
+/// data segment's arrival then reads three or four adjacent cache lines of the record and an
+/// ACK's about six, instead of spreading over all eleven (the record is touched on every
+/// endpoint event and, at scale, is not in cache: docs/BENCHMARKS.md).
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct Conn {
-    pub src: u32,
-    pub dst: u32,
-    pub sport: u16,
-    pub dport: u16,
+    // ---- both ends: identity and flags (first cache line) ----
     /// For an MPTCP subflow, its connection and subflow index (the host layer's; `u32::MAX`:
     /// a plain TCP connection).
     pub mp_meta: u32,
     pub mp_sub: u32,
+    pub src: u32,
+    pub dst: u32,
+    pub sport: u16,
+    pub dport: u16,
     pub state: State,
+    last_ce: bool,
+    pushed: bool,
+    rtx_timer: RtxTimer,
+    in_recovery: bool,
+    /// The last `try_send` stopped at the TSQ limit (it resumes when the NIC sends a segment).
+    tsq_blocked: bool,
+    /// FACK and Early Retransmit are on for this connection (both turn off once reordering
+    /// is seen, as in Linux).
+    fack_on: bool,
+    er_on: bool,
+    // ---- receiver ----
+    pub rcv_nxt: u64,
+    rcv_high: u64,
+    pub delack_deadline: Time,
+    last_ts: Time,
+    ooo: Vec<(u64, u64)>,
+    pub msgs: VecDeque<Msg>,
+    delack_count: u32,
+    last_path: u32,
+    /// Linux ACK rules: quick ACKs left, the delayed-ACK timeout (0: no data yet), the last
+    /// data arrival, rcv_nxt when the last ACK left (`rcv_wup`), whether a short segment came
+    /// since (`pushed`, above), and the receive window offered, in segments (it sets the
+    /// quick-ACK count).
+    quick: u32,
+    rcv_wnd_segs: u32,
+    ato_ps: Time,
+    /// ATO_MIN (`delayed_ack_timeout`), set when the first data arrives.
+    ato_floor: Time,
+    lrcv: Time,
+    rcv_wup: u64,
+    /// A duplicate segment to report in the next ACK's D-SACK block.
+    dsack: Option<(u64, u64)>,
+    pub stats: ConnStats,
     // ---- sender ----
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -113,82 +159,49 @@ pub struct Conn {
     pub snd_max: u64,
     /// Bytes the application has written so far.
     pub app_end: u64,
-    /// Application rate limit.
-    pub app_rate: Option<AppRate>,
     /// Bytes of the stream the application has handed over so far when something else feeds
     /// it (a pipeline's upstream, a disk; `u64::MAX`: everything written is available). While
     /// it holds the sender back, only full segments go out, as from a continuous writer.
     pub feed_end: u64,
-    pub cc: Cc,
     pub w: CcState,
+    pub cc: Cc,
     rtt: Rtt,
     pub rto_ps: Time,
     /// Deadline of the retransmission timer ([`RtxTimer`] says what for).
     pub rto_deadline: Time,
-    rtx_timer: RtxTimer,
+    /// When `try_send` wants to run again: the application's next data (rate limit) or,
+    /// with TSQ, the NIC sending the oldest segment it holds.
+    pub app_wake: Time,
+    /// When data was last sent (Linux `lsndtime`), for slow start after idle.
+    last_send: Time,
     dupacks: u32,
-    in_recovery: bool,
+    /// The duplicate threshold in segments (Linux `tp->reordering`).
+    reordering: u32,
     recover: u64,
     high_rxt: u64,
-    /// SACKed ranges above snd_una, sorted, disjoint.
-    sacked: Vec<(u64, u64)>,
     ecn_cwr_until: u64,
     /// snd_max when snd_una's segment was last retransmitted: SACKs for data above it show
     /// that the retransmission itself was lost (RFC 6675 leaves this to the RTO; Linux
     /// detects it, and so do we).
     rtx_mark: u64,
-    /// When `try_send` wants to run again: the application's next data (rate limit) or,
-    /// with TSQ, the NIC sending the oldest segment it holds.
-    pub app_wake: Time,
-    /// With TSQ: this sender's data segments still in its host's NIC queue, oldest first, as
-    /// (time the NIC finishes sending it, payload bytes), and their sum.
-    nic: VecDeque<(Time, u32)>,
-    nic_bytes: u64,
-    /// The last `try_send` stopped at the TSQ limit (it resumes when the NIC sends a segment).
-    tsq_blocked: bool,
-    // ---- sender: the options beyond the RFC baseline ----
-    /// The duplicate threshold in segments (Linux `tp->reordering`).
-    reordering: u32,
-    /// FACK and Early Retransmit are on for this connection (both turn off once reordering
-    /// is seen, as in Linux).
-    fack_on: bool,
-    er_on: bool,
+    /// SACKed ranges above snd_una, sorted, disjoint.
+    sacked: Vec<(u64, u64)>,
     /// Ranges retransmitted since they were last cumulatively acknowledged, sorted.
     rexmit: Vec<(u64, u64)>,
     /// The window reduction under way (PRR, rate halving), if any.
     red: Option<Box<Reduction>>,
-    /// Linux's ECN window reduction (CWR state) lasts until snd_una passes this.
-    cwr_high: Option<u64>,
     /// What an undo needs (undo marker, retransmissions not yet D-SACKed, prior window).
     undo: Option<Box<Undo>>,
+    /// Linux's ECN window reduction (CWR state) lasts until snd_una passes this.
+    cwr_high: Option<u64>,
     /// The highest sequence a tail loss probe retransmitted, while its outcome is unknown.
     tlp_high: Option<u64>,
-    /// When data was last sent (Linux `lsndtime`), for slow start after idle.
-    last_send: Time,
-    // ---- receiver ----
-    pub rcv_nxt: u64,
-    ooo: Vec<(u64, u64)>,
-    rcv_high: u64,
-    delack_count: u32,
-    pub delack_deadline: Time,
-    last_ce: bool,
-    last_ts: Time,
-    last_path: u32,
-    /// A duplicate segment to report in the next ACK's D-SACK block.
-    dsack: Option<(u64, u64)>,
-    /// Linux ACK rules: quick ACKs left, the delayed-ACK timeout (0: no data yet), the last
-    /// data arrival, rcv_nxt when the last ACK left (`rcv_wup`), whether a short segment came
-    /// since, and the receive window offered, in segments (it sets the quick-ACK count).
-    quick: u32,
-    ato_ps: Time,
-    /// ATO_MIN (`delayed_ack_timeout`), set when the first data arrives.
-    ato_floor: Time,
-    lrcv: Time,
-    rcv_wup: u64,
-    pushed: bool,
-    rcv_wnd_segs: u32,
-    pub msgs: VecDeque<Msg>,
-    pub stats: ConnStats,
+    /// With TSQ: this sender's data segments still in its host's NIC queue, oldest first, as
+    /// (time the NIC finishes sending it, payload bytes), and their sum.
+    nic: VecDeque<(Time, u32)>,
+    nic_bytes: u64,
+    /// Application rate limit (boxed: most connections have none).
+    pub app_rate: Option<Box<AppRate>>,
 }
 
 /// What a call produced besides packets.
@@ -403,7 +416,7 @@ impl Conn {
     /// Bytes the application has made available by `now`.
     #[inline]
     fn available(&self, now: Time) -> u64 {
-        let made = match self.app_rate {
+        let made = match self.app_rate.as_deref() {
             None => self.app_end,
             Some(r) => r.made(now).min(self.app_end),
         };
@@ -501,7 +514,7 @@ impl Conn {
             let mut len = (avail - self.snd_nxt).min(mss);
             if len < mss
                 && avail < self.app_end
-                && (self.app_rate.is_some_and(|r| r.is_stream())
+                && (self.app_rate.as_ref().is_some_and(|r| r.is_stream())
                     || (avail == self.feed_end && !self.msgs.iter().any(|m| m.end == avail)))
             {
                 // A continuous writer (or a feed in the middle of a message) will write more
@@ -543,7 +556,7 @@ impl Conn {
         }
         // Application-rate limited: wake up when the next full segment (continuous writer) or
         // the next write exists.
-        if let Some(r) = self.app_rate {
+        if let Some(r) = self.app_rate.as_deref() {
             if avail < self.app_end && self.snd_nxt + mss > avail {
                 let target = if r.is_stream() {
                     self.snd_nxt + mss

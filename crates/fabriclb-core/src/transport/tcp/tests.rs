@@ -95,7 +95,7 @@ fn a_lost_retransmission_is_detected_without_a_timeout() {
 fn rate_limited_sender_sends_full_segments_and_wakes_up() {
     let p = params(true, "newreno");
     let mut c = Conn::new(&p, 0, 1, 1, 2, true);
-    c.app_rate = Some(AppRate::new(1_000_000_000, 0, 0, 0)); // 1 Gbps
+    c.app_rate = Some(Box::new(AppRate::new(1_000_000_000, 0, 0, 0))); // 1 Gbps
     c.write(0, 1_000_000);
     let mut out = vec![];
     // After 10 us only 1250 bytes exist: less than one MSS, nothing is sent yet.
@@ -120,7 +120,7 @@ fn message_writer_sends_whole_writes_then_idles() {
     let p = params(true, "newreno");
     let mut c = Conn::new(&p, 0, 1, 1, 2, true);
     c.w.cwnd = 1e9; // not window-limited
-    c.app_rate = Some(AppRate::new(1_000_000_000, 100_000, 0, 0));
+    c.app_rate = Some(Box::new(AppRate::new(1_000_000_000, 100_000, 0, 0)));
     c.write(0, 1_000_000);
     let mut out = vec![];
     c.try_send(0, &p, &mut out);
@@ -273,4 +273,49 @@ fn delayed_acks_ack_every_second_segment() {
     c.on_delack(&p, &mut out);
     assert_eq!(out.len(), 3);
     assert_eq!(out[2].ack, 5000);
+}
+
+/// The record's layout (docs/BENCHMARKS.md): a data segment's arrival reads only the first
+/// four cache lines (identity, flags, the receiver's state, its counters), an ACK's the first
+/// line and the sender's block after them, and the record is a whole number of lines.
+#[test]
+fn connection_record_keeps_each_ends_fields_together() {
+    use std::mem::{align_of, offset_of, size_of};
+    assert_eq!(align_of::<Conn>(), 64);
+    assert_eq!(size_of::<Conn>() % 64, 0);
+    assert!(
+        size_of::<Conn>() <= 640,
+        "Conn grew to {} bytes",
+        size_of::<Conn>()
+    );
+    let receiver_ends = [
+        offset_of!(Conn, mp_meta) + 4,
+        offset_of!(Conn, state) + 1,
+        offset_of!(Conn, last_ce) + 1,
+        offset_of!(Conn, rcv_nxt) + 8,
+        offset_of!(Conn, rcv_high) + 8,
+        offset_of!(Conn, delack_deadline) + 8,
+        offset_of!(Conn, last_ts) + 8,
+        offset_of!(Conn, ooo) + size_of::<Vec<(u64, u64)>>(),
+        offset_of!(Conn, msgs) + size_of::<VecDeque<Msg>>(),
+        offset_of!(Conn, last_path) + 4,
+        offset_of!(Conn, dsack) + size_of::<Option<(u64, u64)>>(),
+        offset_of!(Conn, stats) + offset_of!(ConnStats, path_changes) + 8,
+    ];
+    assert!(
+        receiver_ends.iter().all(|&e| e <= 4 * 64),
+        "{receiver_ends:?}"
+    );
+    let sender = [
+        offset_of!(Conn, snd_una),
+        offset_of!(Conn, w),
+        offset_of!(Conn, cc),
+        offset_of!(Conn, rtt),
+        offset_of!(Conn, rto_deadline),
+        offset_of!(Conn, sacked),
+        offset_of!(Conn, red),
+        offset_of!(Conn, nic),
+    ];
+    let first = offset_of!(Conn, stats) + size_of::<ConnStats>();
+    assert!(sender.iter().all(|&o| o >= first), "{sender:?}");
 }

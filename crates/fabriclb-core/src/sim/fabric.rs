@@ -1,0 +1,340 @@
+//! The fabric's datapath: offering a packet to an output port (with a switch's shared
+//! buffer), its arrival at the far end, forwarding at a switch, drops. Touches ports, the
+//! packet arena and the scheme's balancer; hands packets that reach a host to `endpoints`.
+
+use super::{Ev, Sim};
+use crate::lb::{LbView, OverlayMode};
+use crate::net::packet::{flags, Packet, PktId, OVERLAY_HDR};
+use crate::net::port::Enqueue;
+use crate::net::routing::Routes;
+use crate::net::topology::Graph;
+use crate::units::Time;
+
+/// The next hops from switch `sw` toward host `dst`: its ToR's downlink when `sw` is that ToR,
+/// else the ECMP group (empty when every path is down).
+#[inline]
+pub(super) fn next_hops<'a>(
+    g: &Graph,
+    routes: &'a Routes,
+    host_downlink: &'a [u32],
+    sw: u32,
+    dst: u32,
+) -> &'a [u32] {
+    let dst_tor = g.host_tor[dst as usize];
+    if dst_tor == sw {
+        std::slice::from_ref(&host_downlink[dst as usize])
+    } else {
+        routes.group(sw, routes.tor_index[dst_tor as usize])
+    }
+}
+
+/// Per link, what an arrival reads: the far-end node and the link's failure epoch (a copy of
+/// the port's, updated when the link fails).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct LinkRt {
+    pub(super) to: u32,
+    pub(super) epoch: u32,
+}
+
+/// A switch's shared buffer (`switch.shared_buffer`): the bytes queued at its ports, kept
+/// without summing every port on every packet. Each port with packets has one entry in `due`,
+/// at or before its oldest packet's departure (other code may advance the port in between,
+/// which only makes the entry early); a port is looked at again when its entry comes due.
+#[derive(Default)]
+pub(super) struct PoolRt {
+    pub(super) used_bytes: u64,
+    /// (time, link), earliest first: at most one entry per port.
+    pub(super) due: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
+}
+
+/// The pool's view of one port: its queue when last looked at, and its entry in `due`
+/// (`Time::MAX`: none, the port was empty).
+#[derive(Clone, Copy)]
+pub(super) struct PoolLink {
+    pub(super) seen_q_bytes: u64,
+    pub(super) due: Time,
+}
+
+impl Default for PoolLink {
+    fn default() -> Self {
+        PoolLink {
+            seen_q_bytes: 0,
+            due: Time::MAX,
+        }
+    }
+}
+
+impl Sim {
+    /// The output port of `p` at switch `sw` when the tables alone (and the scheme's
+    /// [`Balancer::predict`]) determine it.
+    #[inline]
+    pub(super) fn predict_out(&self, sw: u32, p: &Packet) -> Option<u32> {
+        let cands = next_hops(&self.g, &self.routes, &self.host_downlink, sw, p.dst);
+        match cands.len() {
+            0 => None,
+            1 => Some(cands[0]),
+            _ => self.lb.predict(sw, p, cands),
+        }
+    }
+
+    /// The bytes queued at switch `sw`'s ports at `now` (its shared pool's use). Only ports
+    /// whose pool entry has come due are brought up to date: the others have sent nothing
+    /// since the pool last looked at them.
+    pub(super) fn pool_used(&mut self, sw: usize, now: Time) -> u64 {
+        while let Some(&std::cmp::Reverse((t, link))) = self.pools_rt[sw].due.peek() {
+            if t > now {
+                break;
+            }
+            self.pools_rt[sw].due.pop();
+            self.ports[link as usize].advance(now);
+            self.pool_sync(sw, link);
+            let next = self.ports[link as usize].next_departure();
+            self.pool_links[link as usize].due = next;
+            if next != Time::MAX {
+                self.pools_rt[sw].due.push(std::cmp::Reverse((next, link)));
+            }
+        }
+        self.pools_rt[sw].used_bytes
+    }
+
+    /// Bring the pool's count up to port `link`'s queue as it stands.
+    #[inline]
+    pub(super) fn pool_sync(&mut self, sw: usize, link: u32) {
+        let q = self.ports[link as usize].q_bytes;
+        let pl = &mut self.pool_links[link as usize];
+        self.pools_rt[sw].used_bytes = self.pools_rt[sw].used_bytes - pl.seen_q_bytes + q;
+        pl.seen_q_bytes = q;
+    }
+
+    /// The shared pools' counts must equal the sums of their ports' queues (checked while the
+    /// run goes, and after every link change: the end of the run empties the ports, not the
+    /// pools).
+    pub(super) fn check_pools(&mut self) {
+        if !self.check {
+            return;
+        }
+        let now = self.q.now();
+        for sw in 0..self.pools_rt.len() {
+            if self.g.is_host(sw as u32) {
+                continue;
+            }
+            let used = self.pool_used(sw, now);
+            let ports = &self.g.nodes[sw].ports;
+            let sum: u64 = ports
+                .iter()
+                .map(|&p| self.ports[p as usize].queue_bytes(now))
+                .sum();
+            if used != sum {
+                let name = self.g.nodes[sw].name.clone();
+                self.violate(format!(
+                    "shared buffer of {name} at {now} ps: counted {used} bytes queued, its ports hold {sum}"
+                ));
+            }
+        }
+    }
+
+    /// Offer packet `id` to output port `link` at `now`; the time its last bit leaves, unless
+    /// the port dropped it.
+    #[inline]
+    pub(super) fn transmit(&mut self, now: Time, link: u32, id: PktId) -> Option<Time> {
+        let li = link as usize;
+        // The switch whose shared pool this port draws from, if any.
+        let pool_sw = match self.shared {
+            Some(_) if !self.g.is_host(self.g.links[li].from) => {
+                Some(self.g.links[li].from as usize)
+            }
+            _ => None,
+        };
+        let limit = match (self.shared, pool_sw) {
+            (Some((pool, alpha)), Some(sw)) => {
+                let used = self.pool_used(sw, now);
+                let dyn_limit = (alpha * pool.saturating_sub(used) as f64) as u64;
+                // The packet must also fit in what is left of the pool.
+                let q = self.ports[li].queue_bytes(now);
+                dyn_limit
+                    .min(self.ports[li].cap_bytes)
+                    .min(q + pool.saturating_sub(used))
+            }
+            _ => self.ports[li].cap_bytes,
+        };
+        let (size, wire, ect) = {
+            let p = self.arena.get(id);
+            (p.size, p.wire_bytes(), p.is(flags::ECT))
+        };
+        let port = &mut self.ports[li];
+        match port.offer(now, size, wire, ect, limit) {
+            Enqueue::Sent { end, marked } => {
+                if let Some(sw) = pool_sw {
+                    let pl = &mut self.pool_links[li];
+                    pl.seen_q_bytes += size as u64;
+                    self.pools_rt[sw].used_bytes += size as u64;
+                    if pl.due == Time::MAX {
+                        // The port was empty when the pool last looked: `end` is its head.
+                        pl.due = end;
+                        self.pools_rt[sw].due.push(std::cmp::Reverse((end, link)));
+                    }
+                }
+                let over =
+                    (port.q_bytes > port.cap_bytes).then_some((port.q_bytes, port.cap_bytes));
+                let epoch = port.epoch;
+                let corrupt = port.corrupts(|| self.loss_rng.f64());
+                let arrive = end + port.delay_ps;
+                if let Some((q, cap)) = over {
+                    self.violate(format!(
+                        "queue of link {} holds {q} bytes, above its capacity {cap}",
+                        self.g.link_name(link)
+                    ));
+                }
+                let p = self.arena.get_mut(id);
+                if marked {
+                    p.flags |= flags::CE;
+                }
+                if corrupt {
+                    p.flags |= flags::CORRUPT;
+                }
+                p.link_epoch = epoch;
+                self.schedule(arrive, Ev::Arrive { pkt: id, link });
+                Some(end)
+            }
+            Enqueue::Dropped => {
+                self.drop_packet(id);
+                None
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn drop_packet(&mut self, id: PktId) {
+        self.c.dropped += 1;
+        self.arena.free(id);
+    }
+
+    #[inline]
+    pub(super) fn arrive(&mut self, now: Time, id: PktId, link: u32) {
+        let li = link as usize;
+        self.c.hops += 1;
+        let (wire, epoch, corrupt) = {
+            let p = self.arena.get(id);
+            (p.wire_bytes(), p.link_epoch, p.is(flags::CORRUPT))
+        };
+        let LinkRt { to, epoch: current } = self.links_rt[li];
+        if epoch != current {
+            // The link failed while the packet was queued or on the wire.
+            self.ports[li].wire_losses += 1;
+            self.drop_packet(id);
+            return;
+        }
+        if self.track_dre {
+            let port = &mut self.ports[li];
+            port.dre.add(now - port.delay_ps, wire, &self.dre);
+        }
+        self.windows.credit(li, now, wire);
+        if let Some(tap) = self.tap.as_deref_mut() {
+            tap.packet(li, now - self.ports[li].delay_ps, self.arena.get(id));
+        }
+        if corrupt {
+            self.ports[li].wire_losses += 1;
+            self.drop_packet(id);
+            return;
+        }
+        if self.g.is_host(to) {
+            self.deliver(now, id);
+        } else {
+            self.forward(now, to, link, id);
+        }
+    }
+
+    #[inline]
+    pub(super) fn forward(&mut self, now: Time, sw: u32, in_link: u32, id: PktId) {
+        let dst;
+        let src;
+        {
+            let p = self.arena.get_mut(id);
+            p.hops += 1;
+            if p.hops > 64 {
+                dst = u32::MAX;
+                src = 0;
+            } else {
+                dst = p.dst;
+                src = p.src;
+            }
+        }
+        if dst == u32::MAX {
+            self.violate(format!(
+                "a packet looped (over 64 switch hops) at {}",
+                self.g.nodes[sw as usize].name
+            ));
+            self.drop_packet(id);
+            return;
+        }
+        if self.lb_hooks {
+            let mut v = LbView {
+                now,
+                g: &self.g,
+                routes: &self.routes,
+                ports: &mut self.ports,
+                dre: &self.dre,
+            };
+            self.lb
+                .on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
+        }
+        let dst_tor = self.g.host_tor[dst as usize];
+        let predicted = match self.predicted.take() {
+            Some((p, l, out)) if p == id && l == in_link => Some(out),
+            _ => None,
+        };
+        let out = if let Some(out) = predicted {
+            debug_assert_eq!(Some(out), self.predict_out(sw, self.arena.get(id)));
+            out
+        } else {
+            let cands = next_hops(&self.g, &self.routes, &self.host_downlink, sw, dst);
+            match cands.len() {
+                0 => {
+                    self.c.no_route_drops += 1;
+                    self.drop_packet(id);
+                    return;
+                }
+                1 => cands[0],
+                _ => {
+                    let mut v = LbView {
+                        now,
+                        g: &self.g,
+                        routes: &self.routes,
+                        ports: &mut self.ports,
+                        dre: &self.dre,
+                    };
+                    self.lb.choose(&mut v, sw, self.arena.get_mut(id), cands)
+                }
+            }
+        };
+        if self.overlay == OverlayMode::Leaf && dst_tor == sw {
+            // Leaving the fabric: the destination leaf removes the overlay.
+            let p = self.arena.get_mut(id);
+            if p.is(flags::OVERLAY) {
+                p.flags &= !flags::OVERLAY;
+                p.size -= OVERLAY_HDR;
+            }
+        }
+        if self.overlay == OverlayMode::Leaf && self.g.host_tor[src as usize] == sw {
+            let p = self.arena.get_mut(id);
+            if !p.is(flags::OVERLAY) && dst_tor != sw {
+                p.flags |= flags::OVERLAY;
+                p.size += OVERLAY_HDR;
+            }
+        }
+        if self.lb_hooks {
+            let mut v = LbView {
+                now,
+                g: &self.g,
+                routes: &self.routes,
+                ports: &mut self.ports,
+                dre: &self.dre,
+            };
+            self.lb
+                .on_departure(&mut v, sw, out, self.arena.get_mut(id));
+        }
+        let p = self.arena.get_mut(id);
+        p.path_hash = p.path_hash.wrapping_mul(0x9E37_79B1).wrapping_add(out + 1);
+        let _ = self.transmit(now, out, id);
+    }
+}

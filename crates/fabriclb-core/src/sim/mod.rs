@@ -1,0 +1,586 @@
+//! The simulated world: builds every layer from a scenario and runs the event loop. The
+//! event-ordering contract (time, then FIFO among equal times) is the engine's
+//! (`engine/mod.rs`).
+//!
+//! Event kinds (one `match` dispatches them):
+//! - `Arrive { pkt, link }`: the packet's last bit reaches the far end of `link`. Counts one
+//!   packet-hop. At a switch the packet is routed and offered to an output port at once (output
+//!   queueing, no switching delay); at a host it goes to the host layer (`host`).
+//! - TCP timers (`Rto`, `DelAck`, `AppWake`): each connection has at most one pending event per
+//!   timer; deadlines move freely in the connection and the event re-arms itself when it fires
+//!   early (lazy timers), so an ACK never touches the event set.
+//! - `Flow`: start the next flows of the pre-generated, time-sorted workload.
+//! - `Shim { host }`: an edge shim's timer at a host (same lazy rule).
+//! - `Stop { flow }`: a flow's application stops writing; `Cbr { flow }`: a constant-rate flow
+//!   sends its next packet.
+//!
+//! - `Link`/`Reroute`: link state changes and the routing update that follows after the
+//!   detection delay.
+//! - `Window`, `Trace`, `Mark`: measurement windows, flow-trace samples, warm-up and end marks.
+//!
+//! Invariants checked as the run goes (when `measure.check_invariants`): every packet created
+//! is delivered, dropped or still in flight (`sent = delivered + dropped + live`); no queue
+//! exceeds its limit; no event is scheduled in the past. A violation ends the run with
+//! `Error::Invariant`.
+//!
+//! Where each part lives: this file holds the event loop (`run`, `dispatch`, `schedule`, the
+//! prefetches); `build` makes the world from a scenario; `fabric` is the datapath (ports,
+//! forwarding, shared buffers); `endpoints` connects the fabric to the host layer
+//! (`host::Hosts`, which owns the endpoints, flows and shim: after each of its calls the
+//! packets it produced go on the hosts' NICs and the timers it moved are scheduled,
+//! `flush_hosts`); `failures` applies `[[failures]]` and reroutes; `measure` records what the
+//! run observes and hands the finished run to `stats` (`Finished`). Layering: `api` calls this
+//! module, this module calls `stats`; neither `stats` nor anything below imports `sim` or
+//! `api` (tests aside).
+
+use crate::engine::EventQueue;
+use crate::error::Error;
+use crate::host::{Hosts, NetRef, TimerKind};
+use crate::lb::{Balancer, OverlayMode};
+use crate::net::dre::DreParams;
+use crate::net::packet::{Arena, PktId};
+use crate::net::port::{Port, PortMark};
+use crate::net::routing::Routes;
+use crate::net::topology::Graph;
+use crate::rng::Rng;
+use crate::scenario::Scenario;
+use crate::stats::{Counters, RunResult, TraceRows};
+use crate::transport::tcp::NEVER;
+use crate::units::Time;
+use crate::workload::FlowSpec;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What the host layer may read of the fabric, borrowing only those fields of the `Sim` (so
+/// that the host layer itself can be borrowed mutably beside it).
+macro_rules! net_ref {
+    ($s:ident) => {
+        NetRef {
+            g: &$s.g,
+            routes: &$s.routes,
+            ports: &$s.ports,
+            overlay: $s.overlay,
+            hdr_bytes: &$s.hdr_bytes,
+        }
+    };
+}
+
+mod build;
+mod endpoints;
+mod fabric;
+mod failures;
+mod measure;
+
+use fabric::{LinkRt, PoolLink, PoolRt};
+use failures::LinkChange;
+use measure::PathTrace;
+
+/// Hooks a caller may give a run.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Called now and then with the fraction of simulated time done (0..=1). Returning false
+    /// stops the run with [`Error::Cancelled`].
+    pub progress: Option<&'a mut dyn FnMut(f64) -> bool>,
+    /// When set to true from another thread, the run stops with [`Error::Cancelled`].
+    pub cancel: Option<&'a AtomicBool>,
+}
+
+/// A cache prefetch hint (no effect on results; a no-op off x86-64).
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint; it never faults, even for an invalid address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ev {
+    Arrive {
+        pkt: PktId,
+        link: u32,
+    },
+    Flow,
+    Rto {
+        conn: u32,
+    },
+    DelAck {
+        conn: u32,
+    },
+    AppWake {
+        conn: u32,
+    },
+    Link {
+        idx: u32,
+    },
+    Reroute,
+    Window,
+    Trace,
+    Mark {
+        which: u8,
+    },
+    Shim {
+        host: u32,
+    },
+    Stop {
+        flow: u32,
+    },
+    Cbr {
+        flow: u32,
+    },
+    /// The HDFS job starts (`u32::MAX`) or a writer's next packet is due (`host::hdfs`).
+    Job {
+        pipe: u32,
+    },
+}
+
+/// An event packed into 8 bytes, so that a pending entry is 16 bytes (the event set is
+/// memory-bound at scale). High half: the link of an `Arrive`, or `KIND0 + kind` for the other
+/// events; low half: the packet, connection or index. Link ids stay below `KIND0` (checked when
+/// the world is built).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PackedEv(u64);
+
+const KIND0: u32 = u32::MAX - 15;
+
+impl From<Ev> for PackedEv {
+    #[inline]
+    fn from(ev: Ev) -> PackedEv {
+        let (hi, lo) = match ev {
+            Ev::Arrive { pkt, link } => (link, pkt),
+            Ev::Flow => (KIND0, 0),
+            Ev::Rto { conn } => (KIND0 + 1, conn),
+            Ev::DelAck { conn } => (KIND0 + 2, conn),
+            Ev::AppWake { conn } => (KIND0 + 3, conn),
+            Ev::Link { idx } => (KIND0 + 4, idx),
+            Ev::Reroute => (KIND0 + 5, 0),
+            Ev::Window => (KIND0 + 6, 0),
+            Ev::Trace => (KIND0 + 7, 0),
+            Ev::Mark { which } => (KIND0 + 8, which as u32),
+            Ev::Shim { host } => (KIND0 + 9, host),
+            Ev::Stop { flow } => (KIND0 + 10, flow),
+            Ev::Cbr { flow } => (KIND0 + 11, flow),
+            Ev::Job { pipe } => (KIND0 + 12, pipe),
+        };
+        PackedEv((hi as u64) << 32 | lo as u64)
+    }
+}
+
+impl From<PackedEv> for Ev {
+    #[inline]
+    fn from(p: PackedEv) -> Ev {
+        let (hi, lo) = ((p.0 >> 32) as u32, p.0 as u32);
+        if hi < KIND0 {
+            return Ev::Arrive { pkt: lo, link: hi };
+        }
+        match hi - KIND0 {
+            0 => Ev::Flow,
+            1 => Ev::Rto { conn: lo },
+            2 => Ev::DelAck { conn: lo },
+            3 => Ev::AppWake { conn: lo },
+            4 => Ev::Link { idx: lo },
+            5 => Ev::Reroute,
+            6 => Ev::Window,
+            7 => Ev::Trace,
+            8 => Ev::Mark { which: lo as u8 },
+            9 => Ev::Shim { host: lo },
+            10 => Ev::Stop { flow: lo },
+            11 => Ev::Cbr { flow: lo },
+            _ => Ev::Job { pipe: lo },
+        }
+    }
+}
+
+pub struct Sim {
+    pub(crate) sc: Scenario,
+    q: EventQueue<PackedEv>,
+    pub(crate) g: Graph,
+    pub(crate) routes: Routes,
+    pub(crate) ports: Vec<Port>,
+    nominal_rate: Vec<u64>,
+    link_up: Vec<bool>,
+    arena: Arena,
+    /// The hosts: endpoints, flows, edge shim.
+    pub(crate) hosts: Hosts,
+    /// Per host, the pending shim timer event (`NEVER`: none).
+    shim_timers: Vec<Time>,
+    /// Every switch's ECMP salt (for path discovery).
+    salts: Vec<u64>,
+    specs: Vec<FlowSpec>,
+    next_spec: usize,
+    lb: Box<dyn Balancer>,
+    lb_hooks: bool,
+    /// The scheme reads DREs: keep them up to date.
+    track_dre: bool,
+    /// What an arrival needs of its link, compact (read one event ahead, and on every hop).
+    links_rt: Vec<LinkRt>,
+    /// The output port of the next event's packet, (packet, arrival link, port), when
+    /// `prefetch_next_out` could predict it exactly.
+    predicted: Option<(PktId, u32, u32)>,
+    pub(crate) overlay: OverlayMode,
+    /// Per directed link, the header bytes the scheme adds to every packet on it (empty when
+    /// it adds none): for the ideal FCT.
+    hdr_bytes: Vec<u32>,
+    dre: DreParams,
+    loss_rng: Rng,
+    changes: Vec<LinkChange>,
+    shared: Option<(u64, f64)>,
+    /// With `shared`: per node, its pool's count (switches only); per link, the pool's view.
+    pools_rt: Vec<PoolRt>,
+    pool_links: Vec<PoolLink>,
+    pub(crate) c: Counters,
+    /// Per-window link throughput (windows.csv).
+    pub(crate) windows: crate::stats::windows::Windows,
+    pub(crate) traces: TraceRows,
+    /// With `measure.trace_paths`.
+    path_trace: Option<PathTrace>,
+    /// host -> the ToR's downlink toward it.
+    host_downlink: Vec<u32>,
+    pub(crate) end_arrivals: Time,
+    /// The end-of-arrivals mark has run.
+    arrivals_done: bool,
+    /// The HDFS job is over and ends the run (`end_run`).
+    job_over: bool,
+    end_time: Time,
+    violation: Option<String>,
+    check: bool,
+    /// The pcap writer and the flowlet counter of the links the scenario names, if any.
+    pub(crate) tap: Option<Box<crate::stats::tap::Tap>>,
+    /// Things the user should know about a scenario that runs (summary.json `warnings`).
+    pub(crate) warnings: Vec<String>,
+    pub(crate) wall_s: f64,
+    pub(crate) sim_end: Time,
+    /// Every port's marks at the start and the end of the measurement interval (`warmup`,
+    /// end of arrivals): the ports table's time averages are taken between them.
+    pub(crate) interval_marks: [Vec<PortMark>; 2],
+}
+
+impl Sim {
+    fn violate(&mut self, msg: String) {
+        if self.check && self.violation.is_none() {
+            self.violation = Some(msg);
+        }
+    }
+
+    #[inline]
+    fn schedule(&mut self, t: Time, ev: Ev) {
+        if !self.q.push(t, ev.into()) {
+            let now = self.q.now();
+            self.violate(format!(
+                "event {ev:?} scheduled at {t} ps, before the current time {now} ps"
+            ));
+        }
+    }
+
+    /// Run to the end and produce the records.
+    pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
+        let t0 = std::time::Instant::now();
+        if let (Some(path), Some(tap)) = (&self.sc.measure.pcap_file, self.tap.as_mut()) {
+            tap.pcap = Some(crate::stats::pcap::PcapWriter::create(path)?);
+        }
+        let horizon = self.end_time.max(1) as f64;
+        let mut next_check = 0u64;
+        while let Some((t, ev)) = self.q.pop() {
+            if t > self.end_time {
+                break;
+            }
+            self.c.events += 1;
+            self.prefetch_next();
+            self.dispatch(t, ev.into());
+            self.prefetch_next_out();
+            if self.c.events >= next_check {
+                next_check = self.c.events + (1 << 16);
+                if let Some(v) = self.violation.take() {
+                    return Err(Error::Invariant(v));
+                }
+                if let Some(c) = opts.cancel {
+                    if c.load(Ordering::Relaxed) {
+                        return Err(Error::Cancelled);
+                    }
+                }
+                if let Some(p) = opts.progress.as_mut() {
+                    if !p(t as f64 / horizon) {
+                        return Err(Error::Cancelled);
+                    }
+                }
+                self.check_pools();
+                self.check_conservation()?;
+            }
+            // Everything finished after the arrivals ended: nothing left to measure. (A job
+            // always has a flow open while it runs.)
+            if self.arrivals_done
+                && self.hosts.open_flows == 0
+                && self.next_spec >= self.specs.len()
+                && self.hosts.job.as_ref().is_none_or(|j| j.end.is_some())
+            {
+                break;
+            }
+            if self.job_over {
+                break;
+            }
+        }
+        let now = self.q.now().min(self.end_time);
+        self.sim_end = now;
+        if let Some(j) = self.hosts.job.as_ref() {
+            match j.end {
+                None => self.warnings.push(format!(
+                    "the hdfs job did not finish by the end of the run ({:.3} s): its jct_s is                      null; lengthen drain",
+                    now as f64 * 1e-12
+                )),
+                Some(e) if e > self.end_arrivals && self.sc.workload.len() > 1 => {
+                    self.warnings.push(format!(
+                        "the hdfs job ended at {:.3} s, after duration ({:.3} s): the other                          workloads' arrivals stopped before it did; lengthen duration",
+                        e as f64 * 1e-12,
+                        self.end_arrivals as f64 * 1e-12
+                    ))
+                }
+                _ => {}
+            }
+        }
+        if !self.arrivals_done {
+            // The events ran out before the end of arrivals: the interval ends here.
+            self.c.app_bytes_at_end = self.hosts.app_bytes;
+            for which in 0..2 {
+                if self.interval_marks[which].is_empty() {
+                    self.mark_ports(which, now);
+                }
+            }
+        }
+        for p in self.ports.iter_mut() {
+            p.settle(now);
+        }
+        if let Some(v) = self.violation.take() {
+            return Err(Error::Invariant(v));
+        }
+        self.check_conservation()?;
+        // Close the last windows.
+        self.windows.flush(&self.g, now, true);
+        if let Some(p) = opts.progress.as_mut() {
+            p(1.0);
+        }
+        if let Some(w) = self.tap.as_mut().and_then(|t| t.pcap.take()) {
+            w.finish()?;
+        }
+        self.wall_s = t0.elapsed().as_secs_f64();
+        let flowlets = self.tap.as_mut().and_then(|t| t.flowlets.take());
+        Ok(crate::stats::collect(&self.finished(), flowlets))
+    }
+
+    /// Start loading the next event's packet and port while this event runs: at scale the
+    /// packet-hop loop is bound by cache misses on exactly these two records.
+    #[inline]
+    fn prefetch_next(&self) {
+        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) {
+            // The packet's network line (and its transport line at a host), and when DREs
+            // are kept, what `arrive` reads of the port: the delay in the first line, the DRE
+            // in the second. (Each prefetch holds a fill buffer: fetch no more than needed.)
+            let Some(rt) = self.links_rt.get(link as usize) else {
+                return;
+            };
+            let p = self.arena.slot_ptr(pkt) as *const u8;
+            prefetch(p);
+            if self.g.is_host(rt.to) {
+                prefetch(p.wrapping_add(64));
+            }
+            if self.track_dre {
+                let p = &self.ports[link as usize] as *const Port as *const u8;
+                prefetch(p);
+                prefetch(p.wrapping_add(64));
+            }
+        }
+    }
+
+    /// Once the next event's packet has arrived in cache (it was prefetched when this event
+    /// started), predict the output port it will take and start loading that port too. The
+    /// prediction is exact when the scheme neither rewrites packets nor encapsulates (the
+    /// next event is the one peeked: nothing runs in between), and `forward` then uses it.
+    #[inline]
+    fn prefetch_next_out(&mut self) {
+        // A prediction lives for one event at most.
+        self.predicted = None;
+        let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
+            return;
+        };
+        let sw = self.links_rt[link as usize].to;
+        if self.g.is_host(sw) {
+            return;
+        }
+        let Some(out) = self.predict_out(sw, self.arena.get(pkt)) else {
+            return;
+        };
+        if !self.lb_hooks && self.overlay == OverlayMode::None {
+            self.predicted = Some((pkt, link, out));
+        }
+        // The two lines an offer touches (see the layout of `Port`), and the third, with the
+        // ring, which it reads when the port holds two packets or more.
+        if let Some(port) = self.ports.get(out as usize) {
+            let p = port as *const Port as *const u8;
+            prefetch(p);
+            prefetch(p.wrapping_add(64));
+            prefetch(p.wrapping_add(128));
+        }
+    }
+
+    fn check_conservation(&self) -> Result<(), Error> {
+        let live = self.arena.live() as u64;
+        if self.check && self.c.sent != self.c.delivered + self.c.dropped + live {
+            return Err(Error::Invariant(format!(
+                "packet conservation: sent {} != delivered {} + dropped {} + in flight {}",
+                self.c.sent, self.c.delivered, self.c.dropped, live
+            )));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: Time, ev: Ev) {
+        match ev {
+            Ev::Arrive { pkt, link } => self.arrive(now, pkt, link),
+            Ev::Rto { conn } => self.host_timer(now, TimerKind::Rto, conn),
+            Ev::DelAck { conn } => self.host_timer(now, TimerKind::DelAck, conn),
+            Ev::AppWake { conn } => self.host_timer(now, TimerKind::AppWake, conn),
+            Ev::Shim { host } => {
+                self.shim_timers[host as usize] = NEVER;
+                let net = net_ref!(self);
+                self.hosts.on_shim_timer(&net, now, host);
+                self.flush_hosts(now);
+                // The shim may still hold packets at this host, due later.
+                self.sync_shim_timer(host);
+            }
+            Ev::Flow => self.start_flows(now),
+            Ev::Stop { flow } => {
+                self.hosts.stop_flow(now, flow);
+                self.flush_hosts(now);
+            }
+            Ev::Cbr { flow } => {
+                if let Some(t) = self.hosts.cbr_send(flow) {
+                    self.schedule(t, Ev::Cbr { flow });
+                }
+                self.flush_hosts(now);
+            }
+            Ev::Job { pipe } => {
+                let net = net_ref!(self);
+                self.hosts.job_event(&net, now, pipe);
+                self.flush_hosts(now);
+            }
+            Ev::Link { idx } => {
+                self.apply_change(idx as usize, now);
+                let d = self.sc.routing.detection_delay.0;
+                if d == 0 {
+                    self.reroute(now);
+                } else {
+                    self.schedule(now + d, Ev::Reroute);
+                }
+            }
+            Ev::Reroute => self.reroute(now),
+            Ev::Window => {
+                self.windows.flush(&self.g, now, false);
+                let t = self.windows.close_at();
+                self.schedule(t, Ev::Window);
+            }
+            Ev::Trace => {
+                self.sample_traces(now);
+                let dt = self.sc.measure.trace_interval.0;
+                if now + dt <= self.end_time {
+                    self.schedule(now + dt, Ev::Trace);
+                }
+            }
+            Ev::Mark { which } => {
+                if which == 0 {
+                    self.c.app_bytes_at_warmup = self.hosts.app_bytes;
+                } else {
+                    self.c.app_bytes_at_end = self.hosts.app_bytes;
+                    self.arrivals_done = true;
+                }
+                self.mark_ports(which as usize, now);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// "3bdp" and "1bdp" size each switch port by its own rate when the run starts (a
+    /// degradation from time 0 counted, a later one not); host NICs are never sized.
+    #[test]
+    fn bdp_sizes_follow_each_port_at_the_start() {
+        let sc = Scenario::load(
+            r#"
+            duration = "1ms"
+            [topology]
+            kind = "leaf-spine"
+            leaves = 2
+            spines = 2
+            hosts_per_leaf = 1
+            host_rate = "100Gbps"
+            fabric_rate = "6Gbps"
+            [switch]
+            base_rtt = "160us"
+            buffer = "3bdp"
+            ecn_threshold = "1bdp"
+            [[failures]]
+            link = "S0-L1"
+            kind = "degrade"
+            rate = "3Gbps"
+            [[failures]]
+            link = "S1-L1"
+            kind = "degrade"
+            rate = "1Gbps"
+            at = "500us"
+            "#,
+            crate::scenario::Format::Toml,
+            &[],
+        )
+        .unwrap();
+        let sim = Sim::build(&sc).unwrap();
+        // (port, buffer, ECN threshold): 6 Gbps x 160 us = 120 KB.
+        for (link, cap, k) in [
+            ("L0->S0", 360_000, 120_000),
+            ("S0->L1", 180_000, 60_000),
+            ("L1->S0", 180_000, 60_000),
+            ("S1->L1", 360_000, 120_000),
+            ("L1->H1", 6_000_000, 2_000_000),
+        ] {
+            let l = sim.g.resolve_link(link, "test").unwrap()[0] as usize;
+            assert_eq!(
+                (sim.ports[l].cap_bytes, sim.ports[l].ecn_k_bytes),
+                (cap, k),
+                "{link}"
+            );
+        }
+        let nic = sim.g.host_uplink[0] as usize;
+        assert_eq!(sim.ports[nic].ecn_k_bytes, 0, "host NICs never mark");
+    }
+
+    #[test]
+    fn events_pack_into_eight_bytes_and_back() {
+        let max = KIND0 - 1;
+        let cases = [
+            Ev::Arrive { pkt: 0, link: 0 },
+            Ev::Arrive {
+                pkt: u32::MAX,
+                link: max,
+            },
+            Ev::Flow,
+            Ev::Rto { conn: 7 },
+            Ev::DelAck { conn: u32::MAX },
+            Ev::AppWake { conn: 3 },
+            Ev::Link { idx: 9 },
+            Ev::Reroute,
+            Ev::Window,
+            Ev::Trace,
+            Ev::Mark { which: 1 },
+            Ev::Shim { host: 5 },
+            Ev::Stop { flow: 8 },
+            Ev::Cbr { flow: u32::MAX },
+        ];
+        for ev in cases {
+            assert_eq!(Ev::from(PackedEv::from(ev)), ev);
+        }
+        assert_eq!(std::mem::size_of::<PackedEv>(), 8);
+    }
+}
