@@ -3,7 +3,7 @@
 //! packet arena and the scheme's balancer; hands packets that reach a host to `endpoints`.
 
 use super::{Ev, Sim};
-use crate::lb::{LbView, OverlayMode};
+use crate::lb::OverlayMode;
 use crate::net::packet::{flags, Packet, PktId, OVERLAY_HDR};
 use crate::net::port::Enqueue;
 use crate::net::routing::Routes;
@@ -268,13 +268,7 @@ impl Sim {
             return;
         }
         if self.lb_hooks {
-            let mut v = LbView {
-                now,
-                g: &self.g,
-                routes: &self.routes,
-                ports: &mut self.ports,
-                dre: &self.dre,
-            };
+            let mut v = lb_view!(self, now);
             self.lb
                 .on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
         }
@@ -296,13 +290,7 @@ impl Sim {
                 }
                 1 => cands[0],
                 _ => {
-                    let mut v = LbView {
-                        now,
-                        g: &self.g,
-                        routes: &self.routes,
-                        ports: &mut self.ports,
-                        dre: &self.dre,
-                    };
+                    let mut v = lb_view!(self, now);
                     self.lb.choose(&mut v, sw, self.arena.get_mut(id), cands)
                 }
             }
@@ -323,13 +311,7 @@ impl Sim {
             }
         }
         if self.lb_hooks {
-            let mut v = LbView {
-                now,
-                g: &self.g,
-                routes: &self.routes,
-                ports: &mut self.ports,
-                dre: &self.dre,
-            };
+            let mut v = lb_view!(self, now);
             self.lb
                 .on_departure(&mut v, sw, out, self.arena.get_mut(id));
         }

@@ -2,7 +2,6 @@
 //! the routing update that follows after the detection delay.
 
 use super::Sim;
-use crate::lb::LbView;
 use crate::net::routing::Routes;
 use crate::units::Time;
 
@@ -25,13 +24,7 @@ impl Sim {
     /// Routing converges on the links that are up; the scheme learns the new routes.
     pub(super) fn reroute(&mut self, now: Time) {
         self.routes = Routes::compute(&self.g, &self.link_up);
-        let mut v = LbView {
-            now,
-            g: &self.g,
-            routes: &self.routes,
-            ports: &mut self.ports,
-            dre: &self.dre,
-        };
+        let mut v = lb_view!(self, now);
         self.lb.on_routes(&mut v);
         if let Some(s) = self.hosts.shim.as_mut() {
             s.on_routes(&crate::host::shim::ShimView {

@@ -64,6 +64,20 @@ macro_rules! net_ref {
     };
 }
 
+/// The view of the fabric a scheme's balancer gets at `now`, borrowing only those fields of
+/// the `Sim` (the balancer itself and the packet arena stay free to borrow beside it).
+macro_rules! lb_view {
+    ($s:ident, $now:expr) => {
+        crate::lb::LbView {
+            now: $now,
+            g: &$s.g,
+            routes: &$s.routes,
+            ports: &mut $s.ports,
+            dre: &$s.dre,
+        }
+    };
+}
+
 mod build;
 mod endpoints;
 mod fabric;
