@@ -1,5 +1,6 @@
 //! Building the world from a scenario: topology, routes, ports, the scheme, the hosts and the
-//! pre-generated flows; pinning constant-rate flows to paths. Runs once, before the event loop.
+//! pre-generated flows; pinning constant-rate flows to paths. Runs once, before the event loop;
+//! schedules only the run's first events (flows, marks, windows, failures).
 
 use super::fabric::{LinkRt, PoolLink, PoolRt};
 use super::failures::{LinkAction, LinkChange};

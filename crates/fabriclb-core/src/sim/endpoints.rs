@@ -1,6 +1,7 @@
 //! Between the fabric and the host layer (`host::Hosts`): delivering packets to hosts, putting
 //! what the hosts produce on their NICs, and keeping each connection's and shim's timer
-//! events in step with the deadlines the host layer moved (lazy timers).
+//! events in step with the deadlines the host layer moved (lazy timers). May not change
+//! transport state itself: it reads connections' deadlines and calls the host layer.
 
 use super::{Ev, Sim};
 use crate::host::cbr::CBR_CONN;

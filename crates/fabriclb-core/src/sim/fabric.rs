@@ -1,6 +1,7 @@
 //! The fabric's datapath: offering a packet to an output port (with a switch's shared
 //! buffer), its arrival at the far end, forwarding at a switch, drops. Touches ports, the
-//! packet arena and the scheme's balancer; hands packets that reach a host to `endpoints`.
+//! packet arena and the scheme's balancer; hands packets that reach a host to `endpoints`. May not
+//! touch the host layer or TCP state.
 
 use super::{Ev, Sim};
 use crate::lb::OverlayMode;

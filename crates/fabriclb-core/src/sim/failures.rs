@@ -1,5 +1,6 @@
 //! Link failures, recoveries, degradations and loss changes as scheduled by `[[failures]]`, and
-//! the routing update that follows after the detection delay.
+//! the routing update that follows after the detection delay (the balancer and the edge shim
+//! learn the new routes). Changes ports and routes only.
 
 use super::Sim;
 use crate::net::routing::Routes;

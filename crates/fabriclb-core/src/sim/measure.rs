@@ -1,5 +1,6 @@
 //! What the run records as it goes (interval marks, flow traces, per-path rates) and the
-//! hand-over of the finished run to `stats`, which turns it into the result tables.
+//! hand-over of the finished run to `stats`, which turns it into the result tables. Reads the
+//! world; changes nothing the run's results depend on.
 
 use super::fabric::next_hops;
 use super::Sim;
