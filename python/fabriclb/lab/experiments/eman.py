@@ -515,14 +515,15 @@ def fig7_comparable(scheme: str, load: float) -> bool:
 def _fig7_grid(ctx: Ctx) -> List[PointSpec]:
     # The quick form has a load below ECMP's saturation (0.2), one between it and Leaf 2's
     # (0.5) and one above both (0.8). The data-mining panel (§V-A5: "similar better
-    # performance", no figure or number) runs the same loads in the full form and the middle
-    # one in the quick form, with the web-search panel's run length.
+    # performance", no figure or number) runs those three loads in the full form and the
+    # middle one in the quick form, with the web-search panel's run length: it is reported,
+    # not judged, and three loads keep the full form within its hour.
     loads = loads_for(ctx, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9], [0.2, 0.5, 0.8], [0.5])
     schemes = ["ecmp", "clove", "hermes", "eman"] if ctx.mode != "smoke" else ["ecmp", "eman"]
     rl = run_length(RUN_LENGTH, ctx)
     points = grid_points(ctx, "eman/fig7.toml", [edge_axis(schemes), cdf_axis(["web-search"]), _fig7_load_axis(loads)], rl)
     if ctx.mode != "smoke":
-        dm_loads = loads if ctx.mode == "full" else [0.5]
+        dm_loads = [0.2, 0.5, 0.8] if ctx.mode == "full" else [0.5]
         points += grid_points(ctx, "eman/fig7.toml", [edge_axis(schemes), cdf_axis(["data-mining"]), _fig7_load_axis(dm_loads)], rl)
     return points
 
@@ -857,8 +858,8 @@ EXPERIMENTS: List[Experiment] = [
                "Permutation traffic: host i under L0/L1 sends to host i + 32 under L2/L3, Poisson web-search flows at load x "
                "10 Gbps per sender (the paper does not name the load's reference).",
                "Means with unfinished flows at their lower bound (fct_lb_ms).",
-               "A second panel runs data-mining flows (the paper: similar improvements, no figure) at the same loads in the "
-               "full form and at 0.5 in the quick form, with the web-search panel's run length; the claims read the "
+               "A second panel runs data-mining flows (the paper: similar improvements, no figure) at 0.2, 0.5 and 0.8 in "
+               "the full form and at 0.5 in the quick form, with the web-search panel's run length; the claims read the "
                "web-search panel.",
                "Saturation, written down before running: Leaf 2's uplinks (100 Gbps) cannot carry its senders' 160 Gbps x "
                "load above 0.625 whatever the scheme, and ECMP (a quarter of L1's flows on each uplink) overloads the two "
