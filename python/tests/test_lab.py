@@ -193,7 +193,7 @@ def test_expeditus_fig2_splits_reduce_and_judge_the_main_split() -> None:
     assert ov["2x2"]["workload[0].capacity"] == "5120Gbps"
     assert ov["4x1"]["topology.oversubscription"] == 4 and ov["4x1"]["topology.agg_oversubscription"] == 1
     assert ov["4x1"]["workload[0].capacity"] == "10240Gbps"
-    assert len(pts) == 3 * (4 * 3 + 2 * 3)
+    assert len(pts) == 3 * (4 * 3 + 2)
     assert {dict(p.labels)["load"] for p in pts} == {0.2, 0.5, 0.8}
 
     # The reduction: p99 of mice (< 100 KB) and mean of elephants (> 1 MB), / ECMP per split.
