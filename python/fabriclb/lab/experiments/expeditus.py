@@ -2,8 +2,9 @@
 ECMP) and Fig. 2 (16-pod fat-tree, vs ECMP), web search, 150 KB port buffers. The extended
 abstract gives topologies and headline gains only; the authors' ns-3 code fills in TCP,
 buffers, loads and run length (`../shared/SCHEMES.md` §2.7-2.8), which the scenarios follow.
-Fig. 1 also runs the authors' later design (`expeditus-socc`) and their oracle (`path-oracle`),
-which the paper does not show (docs/EXPEDITUS.md)."""
+Both figures also run the authors' later design (`expeditus-socc`) and their oracle
+(`path-oracle`), which the paper does not show; Fig. 2 adds the other split of its 4:1 as a
+sensitivity (docs/EXPEDITUS.md, docs/LAB.md)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,7 @@ from .common import (
     Experiment,
     Reduction,
     better,
-    best_gain,
     fct_plot,
-    fct_reduce,
     gain_check,
     grid_points,
     load_axis,
