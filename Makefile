@@ -77,7 +77,7 @@ fuzz: install
 		$(BIN)/pytest -q -s -p no:cacheprovider --timeout=0 python/tests/test_fuzz.py
 
 bench: install
-	$(BIN)/fabriclb bench --probe --repeat 3 LS128 FT432 LS2048 TESTBED
+	$(BIN)/fabriclb bench --probe --repeat 3 LS128 FT432 LS2048 FT2048 TESTBED
 
 docs: install
 	$(BIN)/python tools/gen_reference.py

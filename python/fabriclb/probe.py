@@ -22,6 +22,11 @@ __all__ = ["PROBE_ARGS", "probe_dir", "build_probe", "run_probe"]
 PROBE_ARGS: Dict[str, Tuple[Tuple[str, ...], str]] = {
     "LS128": (("16", "8", "8", "100", "20", "radix"), ""),
     "LS2048": (("64", "32", "32", "5", "20", "radix"), ""),
+    # FT2048 (2048 hosts, a fat-tree) against the probe at its largest size, as LS2048.
+    "FT2048": (
+        ("64", "32", "32", "5", "20", "radix"),
+        "there is no fat-tree probe; the probe at its largest size (LS2048's) is the yardstick",
+    ),
     "FT432": (
         ("16", "8", "8", "100", "20", "radix"),
         "there is no fat-tree probe; the LS128-size leaf-spine probe is the yardstick",

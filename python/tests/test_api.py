@@ -150,7 +150,7 @@ def test_two_runs_in_threads_do_not_interfere(tiny: Path) -> None:
 def test_catalogue() -> None:
     assert {"ecmp", "spray"} <= set(fabriclb.schemes())
     assert "permutation" in fabriclb.workloads()
-    assert fabriclb.bench_names() == ["LS128", "FT432", "LS2048", "TESTBED"]
+    assert fabriclb.bench_names() == ["LS128", "FT432", "LS2048", "FT2048", "TESTBED"]
     assert fabriclb.__version__ == _core.version()
     assert fabriclb.scenarios_dir() == REPO / "scenarios"
     with pytest.raises(fabriclb.ScenarioError):

@@ -183,6 +183,44 @@ def test_fct_vs_load_normalises_per_seed_and_gives_ranges() -> None:
     assert e["fct_norm_ideal_min"] == pytest.approx(r1) and e["fct_norm_ideal_max"] == pytest.approx(r2)
 
 
+def test_expeditus_fig2_splits_reduce_and_judge_the_main_split() -> None:
+    exd = importlib.import_module("fabriclb.lab.experiments.expeditus")
+    # The grid: both splits as rows, each with the capacity of its core (hosts x 10 G / 4).
+    ctx = lab_common.Ctx(mode="full", seeds=3, schemes=tuple(exd.FIG2_SCHEMES), scenarios=Path("scenarios"))
+    pts = exd._fig2_grid(ctx)
+    ov = {dict(p.labels)["split"]: dict(p.overrides) for p in pts}
+    assert ov["2x2"]["topology.oversubscription"] == 2 and ov["2x2"]["topology.agg_oversubscription"] == 2
+    assert ov["2x2"]["workload[0].capacity"] == "5120Gbps"
+    assert ov["4x1"]["topology.oversubscription"] == 4 and ov["4x1"]["topology.agg_oversubscription"] == 1
+    assert ov["4x1"]["workload[0].capacity"] == "10240Gbps"
+    assert len(pts) == 3 * (4 * 3 + 2)
+    assert {dict(p.labels)["load"] for p in pts} == {0.2, 0.5, 0.8}
+
+    # The reduction: p99 of mice (< 100 KB) and mean of elephants (> 1 MB), / ECMP per split.
+    def flows(mice_ms: float, eleph_ms: float) -> pd.DataFrame:
+        rows = [{"size_bytes": 50e3, "fct_ms": mice_ms * (i + 1) / 100, "finished": 1, "warmup": 0} for i in range(100)]
+        rows += [{"size_bytes": 2e6, "fct_ms": eleph_ms, "finished": 1, "warmup": 0} for _ in range(3)]
+        rows += [{"size_bytes": 500e3, "fct_ms": 1000.0, "finished": 1, "warmup": 0}]  # neither
+        rows += [{"size_bytes": 10e3, "fct_ms": 1000.0, "finished": 1, "warmup": 1}]  # warm-up
+        return pd.DataFrame(rows)
+
+    fp = [FakePoint({"split": "2x2", "scheme": "ecmp", "load": 0.5}, 1, {"flows": flows(10.0, 20.0)}),
+          FakePoint({"split": "2x2", "scheme": "expeditus", "load": 0.5}, 1, {"flows": flows(9.0, 19.0)}),
+          FakePoint({"split": "4x1", "scheme": "ecmp", "load": 0.5}, 1, {"flows": flows(10.0, 20.0)}),
+          FakePoint({"split": "4x1", "scheme": "expeditus", "load": 0.5}, 1, {"flows": flows(5.0, 15.0)})]
+    red = exd._fig2_reduce(fp, ctx)
+    t = red.table
+    assert list(t.columns[:5]) == ["scheme", "load", "split", "p99_mice_ms", "fct_elephants_ms"]
+    row = t[(t["split"] == "2x2") & (t["scheme"] == "expeditus")].iloc[0]
+    assert row["p99_mice_ms"] == pytest.approx(pd.Series([9.0 * (i + 1) / 100 for i in range(100)]).quantile(0.99))
+    assert row["fct_elephants_ms"] == pytest.approx(19.0) and row["elephants_norm_ecmp"] == pytest.approx(0.95)
+    assert row["p99_mice_norm_ecmp"] == pytest.approx(0.9)
+    # The claims read the main split only: 10% and 5% gains there are outside, whatever 4x1 says.
+    status, rows = lab_common.judge(lab_exp.EXPERIMENTS["expeditus-fig2"].claims, red, exd.FIG2_SCHEMES)
+    assert status == "differs" and [r["verdict"] for r in rows] == ["outside", "outside"], rows
+    assert "4x1" in exd._fig2_ours(red) and "50% better" in exd._fig2_ours(red)
+
+
 def test_throughput_and_imbalance_reducers() -> None:
     sc = {"duration": "30ms", "warmup": "10ms", "measure": {"window": "10ms"}, "workload": [{"pattern": "bulk", "dst": ["H2", "H3"]}]}
     rows = []

@@ -21,6 +21,47 @@ pattern = "permutation"
 window = "10ms"
 "#;
 
+/// FT2048 (issue 22): the Expeditus Fig. 2 fabric and traffic (`scenarios/expeditus/fig2.toml`,
+/// `../shared/SCHEMES.md` §2.7-2.8): a k = 16 fat-tree at 4:1, 2:1 at the edge (16 hosts per
+/// edge switch, 2048 hosts) and 2:1 at the aggregation layer (4 of 8 core ports used), 10 Gbps,
+/// 5 ns links, 100-packet drop-tail ports; the authors' TCP (NewReno without SACK, IW 1, an ACK
+/// per segment, 1400-byte segments, 128 KB windows); web search at 60% of the core (bisection)
+/// capacity, 2048 x 10 Gbps / 4 = 5.12 Tbps, one new connection per flow, Expeditus. The
+/// largest fabric of the seed papers, and the one where memory per host and port shows.
+const FT2048: &str = r#"
+name = "FT2048"
+duration = "100ms"
+[topology]
+kind = "fat-tree"
+k = 16
+oversubscription = 2
+agg_oversubscription = 2
+host_rate = "10Gbps"
+fabric_rate = "10Gbps"
+delay = "5ns"
+[transport]
+cc = "newreno"
+sack = false
+init_cwnd = 1
+min_rto = "200us"
+initial_rto = "3s"
+delayed_ack = false
+mtu = 1440
+rcv_window = "131072B"
+[switch]
+buffer = "100pkt"
+[scheme]
+name = "expeditus"
+[[workload]]
+pattern = "poisson"
+cdf = "web-search"
+load = 0.6
+load_basis = "host"
+capacity = "5120Gbps"
+[measure]
+window = "10ms"
+"#;
+
 /// The CONGA testbed scenario the lab's Figs. 9-12 start from.
 const TESTBED_TOML: &str = include_str!("../../../scenarios/conga/testbed.toml");
 
@@ -70,6 +111,11 @@ pub fn scenarios() -> Vec<(&'static str, &'static str, String)> {
             ),
         ),
         (
+            "FT2048",
+            "k=16 fat-tree at 4:1 (2048 hosts, 16 per edge, 4 of 8 core ports), 10G, 5ns/link, 150 KB drop-tail, NewReno (Expeditus authors' TCP), web search at 60% of the 5.12 Tbps core, new connection per flow, Expeditus, 100 ms",
+            FT2048.to_string(),
+        ),
+        (
             "TESTBED",
             "CONGA testbed (64 hosts, 2x40G per leaf-spine pair, 12 MB shared buffers), linux-3.10 hosts, CONGA, data-mining at 60%, 1 s measured after 1 s warm-up",
             testbed(),
@@ -78,7 +124,7 @@ pub fn scenarios() -> Vec<(&'static str, &'static str, String)> {
 }
 
 pub fn bench_names() -> &'static [&'static str] {
-    &["LS128", "FT432", "LS2048", "TESTBED"]
+    &["LS128", "FT432", "LS2048", "FT2048", "TESTBED"]
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -681,6 +681,20 @@ impl Hosts {
     /// Timer `kind` of connection `conn` fired at `now` (its event was due).
     pub fn on_timer(&mut self, now: Time, kind: TimerKind, conn: u32) {
         let ci = conn as usize;
+        let pending = match kind {
+            TimerKind::Rto => self.timers[ci].rto,
+            TimerKind::DelAck => self.timers[ci].delack,
+            TimerKind::AppWake => self.timers[ci].app,
+        };
+        if pending != now {
+            // A superseded event: the deadline moved before it and `sync_timers` scheduled
+            // the live one, at `pending`. Taking this one for the live one would clear the
+            // record and arm a second chain of events beside the first, and each later such
+            // move would add another (issue 22: 23 M RTO events of 447 M at 80% load on the
+            // Expeditus Fig. 2 fabric). Nothing is due that the live event will not find.
+            self.touched.push((conn, false));
+            return;
+        }
         let meta = self.conns[ci].mp_meta;
         // The connection's TCP settings (an MPTCP subflow's have room for the DSS option).
         let p = match (&self.mptcp, meta) {

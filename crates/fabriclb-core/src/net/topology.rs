@@ -837,6 +837,54 @@ mod tests {
     }
 
     #[test]
+    fn oversubscribed_fat_tree_ports_and_capacities() {
+        // Expeditus Fig. 2's two splits of 4:1 (issue 22): (edge, agg) -> ports per edge,
+        // aggregation and core switch, and the capacity of each layer boundary, upward, in
+        // units of one 10 Gbps link: hosts' links, edge uplinks, aggregation-to-core links.
+        // Overall oversubscription = hosts' capacity / core capacity = 4 in both.
+        let rate = 10_000_000_000u64;
+        for (edge, agg, ports, caps) in [
+            (2u32, 2u32, (24, 12, 16), (2048u64, 1024u64, 512u64)),
+            (4, 1, (40, 16, 16), (4096, 1024, 1024)),
+            (1, 1, (16, 16, 16), (1024, 1024, 1024)),
+        ] {
+            let mut c = ft(16, edge, agg);
+            if let TopologyConfig::FatTree(f) = &mut c {
+                f.host_rate = Rate(rate);
+                f.fabric_rate = Rate(rate);
+            }
+            let g = c.build().unwrap();
+            let role_of = |n: u32| g.nodes[n as usize].role;
+            let mut up = [0u64; 3];
+            for l in &g.links {
+                let i = match (role_of(l.from), role_of(l.to)) {
+                    (Role::Host, Role::Leaf) => 0,
+                    (Role::Leaf, Role::Spine) => 1,
+                    (Role::Spine, Role::Core) => 2,
+                    _ => continue,
+                };
+                up[i] += l.rate_bps;
+            }
+            let want = [caps.0 * rate, caps.1 * rate, caps.2 * rate];
+            assert_eq!(up, want, "edge {edge} agg {agg}");
+            assert_eq!(up[0] / up[2], (edge * agg) as u64);
+            let h = g.n_hosts as u64;
+            assert_eq!(h, caps.0);
+            for n in &g.nodes {
+                let p = n.ports.len() as u32;
+                match n.role {
+                    Role::Leaf => assert_eq!(p, ports.0, "{}", n.name),
+                    Role::Spine => assert_eq!(p, ports.1, "{}", n.name),
+                    Role::Core => assert_eq!(p, ports.2, "{}", n.name),
+                    _ => assert_eq!(p, 1, "{}", n.name),
+                }
+            }
+            let cores = g.nodes.iter().filter(|n| n.role == Role::Core).count() as u64;
+            assert_eq!(cores, 64 / agg as u64);
+        }
+    }
+
+    #[test]
     fn aggregation_oversubscription_wires_each_core_group_to_its_position() {
         // k = 8, 4 aggregation switches per pod, 2 of 4 core ports used: core group a is
         // cores 2a and 2a + 1, joined to aggregation switch a of every pod and nothing else.
