@@ -622,23 +622,14 @@ mod tests {
         let mut pk = data(A, B, 0);
         c.on_send(0, &mut pk, &f.view());
         assert_eq!(pk.size, 1558, "40 bytes of tunnel");
-        for (field, value, word) in [
-            ("decay", serde_json::json!(1.0), "(0, 1)"),
-            ("decay", serde_json::json!(0.0), "(0, 1)"),
-            ("flowlet_timeout", serde_json::json!("0us"), "at least 1us"),
-        ] {
-            let mut v = serde_json::to_value(CloveConfig::default()).unwrap();
-            v[field] = value;
-            let c: CloveConfig = serde_json::from_value(v).unwrap();
-            match c.validate("scheme") {
-                Err(Error::Config { path, msg }) => {
-                    assert_eq!(path, format!("scheme.{field}"));
-                    assert!(msg.contains(word), "{msg}");
-                }
-                other => panic!("{field}: {other:?}"),
-            }
-        }
-        assert!(CloveConfig::default().validate("scheme").is_ok());
+        super::super::shim::assert_bad_fields_named::<CloveConfig>(
+            &[
+                ("decay", serde_json::json!(1.0), "(0, 1)"),
+                ("decay", serde_json::json!(0.0), "(0, 1)"),
+                ("flowlet_timeout", serde_json::json!("0us"), "at least 1us"),
+            ],
+            CloveConfig::validate,
+        );
         // `clove` keeps the other weights (EMAN §II-A), `clove-ns3` spreads the cut.
         let d = CloveConfig::default();
         assert!(!d.build(1, CloveVariant::Ecn).spread);

@@ -956,18 +956,6 @@ mod tests {
             ("c_ratecalc", serde_json::json!(20000), "2..=10000"),
             ("t_explore", serde_json::json!("0us"), "at least 1us"),
         ];
-        for (field, value, word) in cases {
-            let mut v = serde_json::to_value(EmanConfig::default()).unwrap();
-            v[field] = value;
-            let c: EmanConfig = serde_json::from_value(v).unwrap();
-            match c.validate("scheme") {
-                Err(Error::Config { path, msg }) => {
-                    assert_eq!(path, format!("scheme.{field}"));
-                    assert!(msg.contains(word), "{msg}");
-                }
-                other => panic!("{field}: {other:?}"),
-            }
-        }
-        assert!(EmanConfig::default().validate("scheme").is_ok());
+        super::super::shim::assert_bad_fields_named::<EmanConfig>(&cases, EmanConfig::validate);
     }
 }

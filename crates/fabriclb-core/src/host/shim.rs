@@ -63,6 +63,30 @@ pub trait EdgeShim {
     }
 }
 
+/// For a shim's config tests: each (field, value, word) set on the defaults must fail
+/// validation at `scheme.<field>` with `word` in the message, and the defaults must pass.
+#[cfg(test)]
+pub(crate) fn assert_bad_fields_named<C>(
+    cases: &[(&str, serde_json::Value, &str)],
+    validate: impl Fn(&C, &str) -> Result<(), crate::error::Error>,
+) where
+    C: Default + serde::Serialize + serde::de::DeserializeOwned,
+{
+    for (field, value, word) in cases {
+        let mut v = serde_json::to_value(C::default()).unwrap();
+        v[*field] = value.clone();
+        let c: C = serde_json::from_value(v).unwrap();
+        match validate(&c, "scheme") {
+            Err(crate::error::Error::Config { path, msg }) => {
+                assert_eq!(path, format!("scheme.{field}"));
+                assert!(msg.contains(word), "{msg}");
+            }
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+    assert!(validate(&C::default(), "scheme").is_ok());
+}
+
 /// A small fabric to give shims a view in unit tests.
 #[cfg(test)]
 pub(crate) struct TestFabric {
