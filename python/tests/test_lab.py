@@ -471,6 +471,23 @@ def test_reproduction_markdown_rows() -> None:
     assert "| `conga-fig2` |" in md and "match" in md and "not run" in md and "waiting: scheme foo" in md
 
 
+def test_reproduction_rows_are_kept_for_experiments_not_rerun() -> None:
+    from fabriclb.lab.report import reproduction_markdown, reproduction_rows
+
+    exps = list(lab_exp.EXPERIMENTS.values())[:3]
+    ready = {e.name: "ready" for e in exps}
+    old = reproduction_markdown(exps, {exps[0].name: {"ours": "a | b", "status": "match", "mode": "quick"},
+                                       exps[1].name: {"ours": "old", "status": "differs", "mode": "quick"}}, ready)
+    assert reproduction_rows(old)[exps[0].name] == ["a | b", "match", "quick"]
+    new = reproduction_markdown(exps, {exps[1].name: {"ours": "new", "status": "match", "mode": "full"}}, ready,
+                                kept=reproduction_rows(old))
+    rows = reproduction_rows(new)
+    assert rows[exps[0].name] == ["a | b", "match", "quick"]  # kept, pipe escaped once
+    assert rows[exps[1].name] == ["new", "match", "full"]  # updated
+    assert rows[exps[2].name] == ["-", "not run", "-"]
+    assert "a \\| b" in new and "a \\\\| b" not in new
+
+
 # ----------------------------------------------------------------------------- sweeps (core)
 
 

@@ -12,22 +12,24 @@
 //! the next event is known without reorganising the heap ([`RadixQueue::peek_ready`]), and a
 //! refill does not scan for the minimum.
 
-use std::collections::VecDeque;
-
 const NB: usize = 65;
 
 pub struct RadixQueue<E: Copy> {
     last: u64,
     len: usize,
-    /// Entries with time == last, in insertion order.
-    b0: VecDeque<(u64, E)>,
-    /// buckets[i] (i >= 1): entries whose time differs from `last` first at bit i-1.
-    buckets: Vec<Vec<(u64, E)>>,
+    /// Entries with time == last, in insertion order, from `b0_head` on (a vector read from
+    /// the front and cleared when used up: cheaper than a ring for a queue that empties
+    /// between refills).
+    b0: Vec<(u64, E)>,
+    b0_head: usize,
+    /// buckets[i] (i >= 1): entries whose time differs from `last` first at bit i-1. An array,
+    /// so that indexing by a bucket number (0..=64) needs no bounds check.
+    buckets: [Vec<(u64, E)>; NB],
     /// Per bucket: its minimum time and the first entry at that time (a copy: peeking reads
     /// this small array, not a random place in a large bucket).
     min: [(u64, Option<E>); NB],
-    /// Bit i set when buckets[i] is non-empty (i >= 1).
-    nonempty: u128,
+    /// Bit i-1 set when buckets[i] is non-empty (i in 1..=64).
+    nonempty: u64,
 }
 
 #[inline]
@@ -40,8 +42,9 @@ impl<E: Copy> RadixQueue<E> {
         RadixQueue {
             last: 0,
             len: 0,
-            b0: VecDeque::new(),
-            buckets: (0..NB).map(|_| Vec::new()).collect(),
+            b0: Vec::new(),
+            b0_head: 0,
+            buckets: std::array::from_fn(|_| Vec::new()),
             min: [(u64::MAX, None); NB],
             nonempty: 0,
         }
@@ -54,15 +57,14 @@ impl<E: Copy> RadixQueue<E> {
     fn put(&mut self, t: u64, e: E) {
         let b = bucket(t, self.last);
         if b == 0 {
-            self.b0.push_back((t, e));
+            self.b0.push((t, e));
         } else {
-            let v = &mut self.buckets[b];
             // Strictly earlier only: the first entry at the minimum time stays the FIFO head.
             if t < self.min[b].0 {
                 self.min[b] = (t, Some(e));
             }
-            v.push((t, e));
-            self.nonempty |= 1 << b;
+            self.buckets[b].push((t, e));
+            self.nonempty |= 1 << (b - 1);
         }
     }
     #[inline]
@@ -74,39 +76,61 @@ impl<E: Copy> RadixQueue<E> {
     /// The lowest non-empty bucket above 0. Requires one.
     #[inline]
     fn lowest(&self) -> usize {
-        self.nonempty.trailing_zeros() as usize
+        self.nonempty.trailing_zeros() as usize + 1
+    }
+    /// Empty bucket `i` (its entries taken) and make its minimum the last popped time. The
+    /// buckets above `i` stay valid: their entries differ from the new `last` first at the same
+    /// bit as from the old one, since the new `last` agrees with the old above bit i-1.
+    #[inline]
+    fn take_lowest(&mut self, i: usize) {
+        self.last = self.min[i].0;
+        self.min[i] = (u64::MAX, None);
+        self.nonempty &= !(1 << (i - 1));
     }
     /// Refill bucket 0 from the lowest non-empty bucket. Requires len > 0 and b0 empty.
     fn refill(&mut self) {
         let i = self.lowest();
         let mut v = std::mem::take(&mut self.buckets[i]);
-        self.last = self.min[i].0;
-        self.min[i] = (u64::MAX, None);
-        self.nonempty &= !(1 << i);
+        self.take_lowest(i);
         for &(t, e) in &v {
             self.put(t, e);
         }
         v.clear();
-        if self.buckets[i].capacity() < v.capacity() {
-            self.buckets[i] = v;
-        }
+        // Every entry went below bucket i, so it is still the empty vector left by `take`.
+        self.buckets[i] = v;
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        if self.len == 0 {
-            return None;
-        }
-        if self.b0.is_empty() {
+        if self.b0_head == self.b0.len() {
+            if self.len == 0 {
+                return None;
+            }
+            let i = self.lowest();
+            if self.buckets[i].len() == 1 {
+                // The one entry of the lowest bucket is the next: no redistribution (the
+                // common case when events are spread out in time).
+                let x = self.buckets[i][0];
+                self.buckets[i].clear();
+                self.take_lowest(i);
+                self.len -= 1;
+                return Some(x);
+            }
             self.refill();
         }
+        let x = self.b0[self.b0_head];
+        self.b0_head += 1;
+        if self.b0_head == self.b0.len() {
+            self.b0.clear();
+            self.b0_head = 0;
+        }
         self.len -= 1;
-        self.b0.pop_front()
+        Some(x)
     }
     /// The next entry (as things stand: an earlier push would come first), found without
     /// reorganising the heap; a hint for prefetching its data.
     #[inline]
     pub fn peek_ready(&self) -> Option<&E> {
-        if let Some(x) = self.b0.front() {
+        if let Some(x) = self.b0.get(self.b0_head) {
             return Some(&x.1);
         }
         if self.nonempty == 0 {
@@ -118,10 +142,10 @@ impl<E: Copy> RadixQueue<E> {
         if self.len == 0 {
             return None;
         }
-        if self.b0.is_empty() {
+        if self.b0_head == self.b0.len() {
             self.refill();
         }
-        self.b0.front().map(|x| x.0)
+        Some(self.b0[self.b0_head].0)
     }
 }
 
