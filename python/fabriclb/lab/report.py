@@ -162,7 +162,7 @@ def reproduction_markdown(
 
 def reproduction_rows(md: str) -> Dict[str, List[str]]:
     """The (ours, status, run) cells of each experiment's row in a docs/REPRODUCTION.md written
-    by ``reproduction_markdown`` (escaped pipes stay escaped)."""
+    by ``reproduction_markdown``, with escaped pipes unescaped."""
     rows: Dict[str, List[str]] = {}
     for line in md.splitlines():
         if not line.startswith("| `"):
