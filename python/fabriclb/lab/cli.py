@@ -41,9 +41,11 @@ def _backend_args(p: argparse.ArgumentParser) -> None:
 def configure_reproduce(p: argparse.ArgumentParser) -> None:
     p.add_argument("names", nargs="+", metavar="NAME", help="experiment name(s) (see `fabriclb list`), or `all` for every ready one")
     size = p.add_mutually_exclusive_group()
+    size.add_argument("--settle", action="store_true",
+                      help="the settling form: the loads where the paper makes its claims, full run length and seeds (CONGA Figs. 9-12, 15, 16; docs/LAB.md)")
     size.add_argument("--quick", action="store_true", help="the reduced grid (about two minutes on two cores)")
     size.add_argument("--smoke", action="store_true", help="a tiny grid that exercises the pipeline in seconds (CI)")
-    p.add_argument("--seeds", type=_positive, default=None, metavar="N", help="runs per point (default: 5 for the full grid, 1 otherwise)")
+    p.add_argument("--seeds", type=_positive, default=None, metavar="N", help="runs per point (default: 5 for the full grid and the settling form, 1 otherwise)")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder; each experiment writes DIR/NAME/")
     p.add_argument("--force", action="store_true", help="run even if the experiment is waiting for something (it will fail where that is needed)")
     p.add_argument("--skip-waiting", action="store_true", help="skip experiments that are waiting (listed, not an error)")
@@ -85,21 +87,26 @@ def _empty_out(args: argparse.Namespace) -> bool:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .experiments import EXPERIMENTS, experiment_status, reproduce
-    from .report import markdown_table  # noqa: F401 - imported for side-effect free check
+    from .experiments import EXPERIMENTS, experiment_status, modes_of, reproduce
 
+    mode = "smoke" if args.smoke else "quick" if args.quick else "settle" if args.settle else "full"
     names: List[str] = []
     for n in args.names:
         if n == "all":
-            names += [e for e in EXPERIMENTS if experiment_status(e) == "ready"]
+            # `all --settle`: every ready experiment that has a settling form.
+            names += [e for e, x in EXPERIMENTS.items() if experiment_status(e) == "ready" and mode in modes_of(x)]
         elif n not in EXPERIMENTS:
             _fail(f"unknown experiment '{n}'; known: {', '.join(EXPERIMENTS)}")
+            return 2
+        elif mode not in modes_of(EXPERIMENTS[n]):
+            having = [e for e, x in EXPERIMENTS.items() if mode in modes_of(x)]
+            _fail(f"{n} has no {mode} form (its forms: {', '.join(modes_of(EXPERIMENTS[n]))}); "
+                  f"experiments with one: {', '.join(having)}")
             return 2
         else:
             names.append(n)
     if _empty_out(args):
         return 2
-    mode = "smoke" if args.smoke else "quick" if args.quick else "full"
     code = 0
     rows: List[Tuple[str, str, str]] = []
     for n in names:

@@ -76,7 +76,8 @@ def write_report(
         f"- **Paper:** {paper}, {figure}",
         f"- **Paper's claim:** {claim}",
         f"- **Ours:** {ours}",
-        f"- **Status:** {status}" + ("" if mode == "full" else f" ({mode} run: a reduced grid, not the paper's)"),
+        f"- **Status:** {status}" + {"full": "", "settle": " (settling form: the paper's claims at the loads it makes them, 5 seeds)"}.get(
+            mode, f" ({mode} run: a reduced grid, not the paper's)"),
         f"- **Command:** `{command}`",
         "",
     ]
@@ -176,13 +177,13 @@ def reproduction_rows(md: str) -> Dict[str, List[str]]:
 def _protocol_rows(exp: Any) -> List[str]:
     """The grid of each mode of ``exp``, read off its grid builder: axes and their values, seeds,
     run length and number of points (one row per workload when it has several)."""
-    from .experiments.common import Ctx
+    from .experiments.common import Ctx, modes_of
 
     known = {r.split(":", 1)[1] for r in exp.requires if r.startswith("scheme:")}
     known |= {s for c in exp.claims for s in c.needs} | {"local", "conga-flow", "spray", "mptcp"}
     rows = []
-    for mode in ("full", "quick", "smoke"):
-        seeds = exp.full_seeds if mode == "full" else 1
+    for mode in modes_of(exp):
+        seeds = exp.full_seeds if mode in ("full", "settle") else 1
         pts = exp.grid(Ctx(mode=mode, seeds=seeds, schemes=tuple(sorted(known)), scenarios=Path("scenarios")))
         groups: Dict[Any, List[Any]] = {}
         for p in pts:

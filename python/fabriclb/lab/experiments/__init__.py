@@ -6,9 +6,11 @@ ablation of its Figs. 9-10 in :mod:`.conga_ablation`; Fig. 14, the HDFS job, in 
 :mod:`.common` holds the types, the judging and the shared helpers.
 
 ``fabriclb reproduce NAME --out DIR`` (or :func:`reproduce`) writes ``DIR/NAME/table.csv``,
-``plot.png``, ``report.md`` and ``result.json``. Three sizes of every grid:
+``plot.png``, ``report.md`` and ``result.json``. Forms of the grid:
 
 - ``full``: the paper's grid (loads, schemes, 5 seeds with the range as error bars);
+- ``settle`` (``--settle``, the experiments that have one): the loads where the paper makes its
+  claims, with the full run length and seeds; under an hour on two cores where the claims allow;
 - ``quick`` (``--quick``): a reduced grid that runs in minutes on two cores;
 - ``smoke``: a tiny grid (seconds) that the test suite runs to exercise the whole pipeline.
 
@@ -42,6 +44,7 @@ from .common import (
     core_lists,
     judge,
     missing,
+    modes_of,
     refresh,
     scenarios_dir,
 )
@@ -54,6 +57,7 @@ __all__ = [
     "Reduction",
     "EXPERIMENTS",
     "MODES",
+    "modes_of",
     "COMPARABLE",
     "CONCEPTUAL",
     "NOT_COMPARABLE",
@@ -91,10 +95,8 @@ def experiment_names() -> List[str]:
 
 def _command(name: str, mode: str, seeds: Optional[int], out: Path, ray: Optional[str]) -> str:
     parts = ["fabriclb", "reproduce", name]
-    if mode == "quick":
-        parts.append("--quick")
-    elif mode == "smoke":
-        parts.append("--smoke")
+    if mode != "full":
+        parts.append(f"--{mode}")
     if seeds:
         parts += ["--seeds", str(seeds)]
     if ray:
@@ -116,8 +118,8 @@ def reproduce(
     force: bool = False,
 ) -> Dict[str, Any]:
     """Run experiment ``name`` and write ``out/name/{table.csv, plot.png, report.md,
-    result.json}``. ``mode``: "full", "quick" or "smoke"; ``seeds``: runs per point (default:
-    the paper's for full, 1 otherwise); ``cache``: the result cache (default ``out/.cache``,
+    result.json}``. ``mode``: "full", "settle" (where the experiment has it), "quick" or "smoke"; ``seeds``:
+    runs per point (default: the paper's for full and settle, 1 otherwise); ``cache``: the result cache (default ``out/.cache``,
     shared by all experiments written under ``out``). Returns the result record: name, claim,
     ours, status, claims (one row per paper number), mode, failed points, table. Raises
     ``RuntimeError`` when the experiment is waiting for something, ``KeyError`` for an unknown
@@ -127,6 +129,8 @@ def reproduce(
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     exp = EXPERIMENTS[name]
+    if mode not in modes_of(exp):
+        raise ValueError(f"{name} has no {mode} form; its forms: {', '.join(modes_of(exp))}")
     refresh()
     status = experiment_status(exp)
     if status != "ready" and not force:
@@ -153,7 +157,7 @@ def reproduce(
         rec["table"] = tab if isinstance(tab, pd.DataFrame) else pd.read_csv(exp_dir / "table.csv")
         return rec
     assert exp.grid and exp.reduce and exp.plot and exp.ours
-    n_seeds = seeds if seeds else (exp.full_seeds if mode == "full" else 1)
+    n_seeds = seeds if seeds else (exp.full_seeds if mode in ("full", "settle") else 1)
     schemes, _ = core_lists()
     ctx = Ctx(mode=mode, seeds=n_seeds, schemes=schemes, scenarios=scenarios_dir())
     points = exp.grid(ctx)

@@ -29,7 +29,10 @@ from .. import plots
 from ..reduce import fct_vs_load, seed_range
 from ..sweep import PointResult, PointSpec
 
-MODES = ("full", "quick", "smoke")
+#: The forms of an experiment: the paper's whole grid, the settling form (the loads where the
+#: paper makes its claims, the full run length and seeds, under an hour on two cores where the
+#: claims allow; only experiments with ``settle=True`` have one), a reduced grid, a tiny one.
+MODES = ("full", "settle", "quick", "smoke")
 PathLike = Union[str, Path]
 
 COMPARABLE = "comparable"
@@ -122,8 +125,11 @@ class Experiment:
     notes: Tuple[str, ...] = ()
     #: For the analytic experiments: the name in fabriclb.analysis.experiments.
     delegate: Optional[str] = None
-    #: Seeds per point of the full grid (the papers: 5 runs per point).
+    #: Seeds per point of the full grid and the settling form (the papers: 5 runs per point).
     full_seeds: int = 5
+    #: Whether the grid builder has a settling form (mode "settle", ``--settle``): the loads
+    #: where the paper makes its claims, with the full form's run length and seeds.
+    settle: bool = False
     #: A status fixed before any run, whatever the claims (e.g. "n/a: different traffic" when
     #: the paper measured other traffic than any run can make); the claims are then reported only.
     fixed_status: Optional[str] = None
@@ -310,8 +316,15 @@ WORKLOAD_CDF = {
 # ----------------------------------------------------------------------------- grid helpers
 
 
-def loads_for(ctx: Ctx, full: Sequence[float], quick: Sequence[float], smoke: Sequence[float]) -> List[float]:
-    return list({"full": full, "quick": quick, "smoke": smoke}[ctx.mode])
+def modes_of(exp: "Experiment") -> Tuple[str, ...]:
+    """The forms ``exp`` has, in MODES order."""
+    return tuple(m for m in MODES if m != "settle" or exp.settle)
+
+
+def loads_for(ctx: Ctx, full: Sequence[float], quick: Sequence[float], smoke: Sequence[float],
+              settle: Optional[Sequence[float]] = None) -> List[float]:
+    """The loads of ``ctx.mode``; the settling form's default to the full grid's."""
+    return list({"full": full, "settle": full if settle is None else settle, "quick": quick, "smoke": smoke}[ctx.mode])
 
 
 def scheme_list(ctx: Ctx, full: Sequence[str], smoke: Sequence[str], optional: Sequence[str] = ()) -> List[str]:
@@ -351,7 +364,9 @@ def cdf_axis(names: Sequence[str]) -> Axis:
 
 
 def run_length(rules: Mapping[str, Mapping[str, str]], ctx: Ctx) -> List[Tuple[str, Any]]:
-    return list(rules[ctx.mode].items())
+    """The run length of ``ctx.mode``; the settling form runs the full form's unless ``rules``
+    has one of its own."""
+    return list(rules.get(ctx.mode, rules["full"]).items())
 
 
 # ----------------------------------------------------------------------------- numbers
