@@ -466,7 +466,7 @@ def test_reproduction_markdown_rows() -> None:
     from fabriclb.lab.report import reproduction_markdown
 
     exps = list(lab_exp.EXPERIMENTS.values())[:3]
-    md = reproduction_markdown(exps, {exps[0].name: {"ours": "x 1", "status": "match", "mode": "quick"}},
+    md = reproduction_markdown(exps, {exps[0].name: [{"ours": "x 1", "status": "match", "mode": "quick"}]},
                                {exps[0].name: "ready", exps[1].name: "ready", exps[2].name: "waiting: scheme foo"})
     assert "| `conga-fig2` |" in md and "match" in md and "not run" in md and "waiting: scheme foo" in md
 
@@ -476,16 +476,53 @@ def test_reproduction_rows_are_kept_for_experiments_not_rerun() -> None:
 
     exps = list(lab_exp.EXPERIMENTS.values())[:3]
     ready = {e.name: "ready" for e in exps}
-    old = reproduction_markdown(exps, {exps[0].name: {"ours": "a | b", "status": "match", "mode": "quick"},
-                                       exps[1].name: {"ours": "old", "status": "differs", "mode": "quick"}}, ready)
-    assert reproduction_rows(old)[exps[0].name] == ["a | b", "match", "quick"]
-    new = reproduction_markdown(exps, {exps[1].name: {"ours": "new", "status": "match", "mode": "full"}}, ready,
+    old = reproduction_markdown(exps, {exps[0].name: [{"ours": "a | b", "status": "match", "mode": "quick"}],
+                                       exps[1].name: [{"ours": "old", "status": "differs", "mode": "quick"}]}, ready)
+    assert reproduction_rows(old)[exps[0].name] == ["a | b", "match", "quick", "(this row)"]
+    new = reproduction_markdown(exps, {exps[1].name: [{"ours": "new", "status": "match", "mode": "full"}]}, ready,
                                 kept=reproduction_rows(old))
     rows = reproduction_rows(new)
-    assert rows[exps[0].name] == ["a | b", "match", "quick"]  # kept, pipe escaped once
-    assert rows[exps[1].name] == ["new", "match", "full"]  # updated
-    assert rows[exps[2].name] == ["-", "not run", "-"]
+    assert rows[exps[0].name] == ["a | b", "match", "quick", "(this row)"]  # kept, pipe escaped once
+    # updated; the quick form's result moves to its own column
+    assert rows[exps[1].name] == ["new", "match", f"full: `fabriclb reproduce {exps[1].name}`", "differs: old"]
+    assert rows[exps[2].name] == ["-", "not run", "-", "-"]
     assert "a \\| b" in new and "a \\\\| b" not in new
+
+
+def test_reproduction_rows_prefer_the_most_complete_form() -> None:
+    """A settling run replaces a quick row and keeps its number in the quick column; a later quick
+    run updates only that column; a settling row survives a regeneration from quick runs alone."""
+    from fabriclb.lab.report import reproduction_markdown, reproduction_rows
+
+    e = list(lab_exp.EXPERIMENTS.values())[:1]
+    name, ready = e[0].name, {e[0].name: "ready"}
+    quick = {"name": name, "ours": "q1", "status": "differs", "mode": "quick"}
+    settle = {"name": name, "ours": "s1", "status": "match", "mode": "settle", "points": 20, "computed": 20, "wall_time_s": 600.0}
+    both = reproduction_rows(reproduction_markdown(e, {name: [quick, settle]}, ready))[name]
+    assert both == ["s1", "match", f"settle: `fabriclb reproduce {name} --settle` (20 runs, 10 min)", "differs: q1"]
+    later = reproduction_rows(reproduction_markdown(e, {name: [{**quick, "ours": "q2"}]}, ready,
+                                                    kept=reproduction_rows(reproduction_markdown(e, {name: [settle]}, ready))))[name]
+    assert later[:3] == both[:3] and later[3] == "differs: q2"
+    cached = {**settle, "computed": 5}  # partly from the cache: no wall time claimed
+    assert reproduction_rows(reproduction_markdown(e, {name: [cached]}, ready))[name][2] == f"settle: `fabriclb reproduce {name} --settle`"
+
+
+def test_settling_forms_run_the_claims_loads_with_five_seeds(tmp_path: Path) -> None:
+    """Only the experiments with a settling form accept --settle; theirs keep the full form's run
+    length and seeds at the claims' loads."""
+    settle = {n for n, e in lab_exp.EXPERIMENTS.items() if "settle" in lab_common.modes_of(e)}
+    assert settle == {"conga-fig9", "conga-fig10", "conga-fig11", "conga-fig12", "conga-fig15", "conga-fig16"}
+    with pytest.raises(ValueError, match="no settle form"):
+        lab_exp.reproduce("conga-fig2", tmp_path, mode="settle")
+    schemes = ("ecmp", "conga", "conga-flow", "mptcp")
+    for name, loads in (("conga-fig9", {0.3, 0.5, 0.6, 0.7, 0.8, 0.9}), ("conga-fig10", {0.5, 0.7, 0.9}),
+                        ("conga-fig15", {0.3}), ("conga-fig16", {0.6})):
+        exp = lab_exp.EXPERIMENTS[name]
+        pts = {m: exp.grid(lab_common.Ctx(mode=m, seeds=5, schemes=schemes, scenarios=Path("scenarios"))) for m in ("full", "settle")}
+        assert {float(dict(p.labels)["load"]) for p in pts["settle"]} == loads, name
+        assert {p.seed for p in pts["settle"]} == {1, 2, 3, 4, 5}
+        run = {k: v for k, v in pts["settle"][0].overrides if k in ("duration", "warmup", "drain")}
+        assert run == {k: v for k, v in pts["full"][0].overrides if k in ("duration", "warmup", "drain")}, name
 
 
 # ----------------------------------------------------------------------------- sweeps (core)

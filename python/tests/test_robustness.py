@@ -143,6 +143,9 @@ def test_sweep_with_a_bad_grid_value_exits_2(tmp_path: Path, cli: CliRunner) -> 
 def test_reproduce_bad_input_exits_2(cli: CliRunner) -> None:
     assert_clean_failure(cli("reproduce", "no-such-figure", "--out", "o"), 2, "no-such-figure")
     assert_clean_failure(cli("reproduce", "conga-fig2", "--out", ""), 2, "--out")
+    # A form the experiment does not have: which forms it has, and which experiments have this one.
+    assert_clean_failure(cli("reproduce", "conga-fig2", "--settle", "--out", "o"), 2, "conga-fig2 has no settle form",
+                         "full, quick, smoke", "conga-fig9")
 
 
 # ----------------------------------------------------------------------------- no silent nonsense

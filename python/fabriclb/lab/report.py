@@ -117,17 +117,39 @@ def read_results(out_root: Path) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+#: Which run a docs/REPRODUCTION.md row reports when several forms of an experiment have run:
+#: the paper's whole grid, else the settling form, else the quick form.
+FORM_RANK = {"full": 3, "settle": 2, "quick": 1, "smoke": 0}
+
+
+def _run_cell(name: str, rec: Mapping[str, Any]) -> str:
+    """The "run" cell: the form, and for the settling and full forms the command and, when
+    every point was computed in that run, its size and wall time."""
+    mode = str(rec.get("mode", "-"))
+    if mode not in ("settle", "full"):
+        return mode
+    cmd = f"fabriclb reproduce {name}" + (" --settle" if mode == "settle" else "")
+    cell = f"{mode}: `{cmd}`"
+    pts, done, wall = rec.get("points"), rec.get("computed"), rec.get("wall_time_s")
+    if pts and done == pts and wall is not None:
+        cell += f" ({pts} runs, {float(wall) / 60:.0f} min)"
+    return cell
+
+
 def reproduction_markdown(
     experiments: Sequence[Any],
-    results: Mapping[str, Mapping[str, Any]],
+    results: Mapping[str, Sequence[Mapping[str, Any]]],
     statuses: Mapping[str, str],
     *,
     source: str = "",
     kept: "Mapping[str, Sequence[str]] | None" = None,
 ) -> str:
-    """docs/REPRODUCTION.md: one row per experiment - paper claim, our number, status. ``kept``
-    holds the (ours, status, run) cells of experiments not in ``results`` to carry over from an
-    earlier version of the document (``reproduction_rows``)."""
+    """docs/REPRODUCTION.md: one row per experiment - paper claim, our number, status - from
+    its most complete run (``FORM_RANK``), and the quick form's number and status in a column of
+    their own. ``results`` holds each experiment's result records (any forms); ``kept`` the
+    (ours, status, run, quick) cells of an earlier version of the document
+    (``reproduction_rows``): a kept row stays unless a run of at least its form replaces it,
+    and its quick cell unless a quick run replaces it."""
     lines = [
         "# Reproduction status",
         "",
@@ -135,42 +157,56 @@ def reproduction_markdown(
         + (f" in `{source}`" if source else "")
         + (" (rows of experiments not run there kept from the previous version)" if kept else "")
         + "; do not edit by hand. Each experiment runs with `fabriclb reproduce NAME --out DIR`"
-        " (add `--quick` for the reduced grid); how each is defined is in docs/LAB.md.",
+        " (`--settle` for the settling form of CONGA Figs. 9-12, 15 and 16, `--quick` for the reduced"
+        " grid); how each is defined is in docs/LAB.md. A row reports the most complete form that has"
+        " run (full, else settle, else quick); the last column keeps the quick form's result.",
         "",
         "Status: " + STATUS_TEXT + " The rules, per number, are in docs/LAB.md.",
         "",
-        "| experiment | paper, figure | paper's claim | ours | status | run |",
-        "|---|---|---|---|---|---|",
+        "| experiment | paper, figure | paper's claim | ours | status | run | quick form |",
+        "|---|---|---|---|---|---|---|",
     ]
     for e in experiments:
         st = statuses.get(e.name, "")
-        rec = results.get(e.name)
+        recs = sorted(results.get(e.name, ()), key=lambda r: FORM_RANK.get(str(r.get("mode")), -1), reverse=True)
+        old = list(kept[e.name]) if kept and e.name in kept else None
+        quick = next((r for r in recs if r.get("mode") == "quick"), None)
         if st.startswith("waiting"):
-            ours, status, run = "-", st, "-"
-        elif rec is None and kept and e.name in kept:
-            ours, status, run = kept[e.name]
-        elif rec is None:
-            ours, status, run = "-", "not run", "-"
+            ours, status, run, qcell = "-", st, "-", "-"
         else:
-            ours = str(rec.get("ours", "-"))
-            status = str(rec.get("status", "-"))
-            run = str(rec.get("mode", "-"))
-        cells = [f"`{e.name}`", f"{e.paper} {e.figure}", e.claim, ours, status, run]
+            if recs and (old is None or FORM_RANK.get(str(recs[0].get("mode")), -1) >= FORM_RANK.get(old[2].split(":")[0], -1)):
+                ours, status, run = str(recs[0].get("ours", "-")), str(recs[0].get("status", "-")), _run_cell(e.name, recs[0])
+            elif old is not None:
+                ours, status, run = old[:3]
+            else:
+                ours, status, run = "-", "not run", "-"
+            if run == "quick":
+                qcell = "(this row)"
+            elif quick is not None:
+                qcell = f"{quick.get('status', '-')}: {quick.get('ours', '-')}"
+            elif old is not None and old[3] not in ("", "(this row)"):
+                qcell = old[3]
+            elif old is not None and old[2] == "quick":
+                qcell = f"{old[1]}: {old[0]}"
+            else:
+                qcell = "-"
+        cells = [f"`{e.name}`", f"{e.paper} {e.figure}", e.claim, ours, status, run, qcell]
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     lines.append("")
     return "\n".join(lines)
 
 
 def reproduction_rows(md: str) -> Dict[str, List[str]]:
-    """The (ours, status, run) cells of each experiment's row in a docs/REPRODUCTION.md written
-    by ``reproduction_markdown``, with escaped pipes unescaped."""
+    """The (ours, status, run, quick form) cells of each experiment's row in a
+    docs/REPRODUCTION.md written by ``reproduction_markdown``, with escaped pipes unescaped (rows
+    of the older six-column table get an empty quick cell)."""
     rows: Dict[str, List[str]] = {}
     for line in md.splitlines():
         if not line.startswith("| `"):
             continue
         cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-        if len(cells) == 6:
-            rows[cells[0].strip("`")] = cells[3:]
+        if len(cells) in (6, 7):
+            rows[cells[0].strip("`")] = (cells[3:] + [""])[:4]
     return rows
 
 
