@@ -57,14 +57,14 @@ demo: install
 	@echo; echo "$$DEMO_NOTE"
 
 # The quick form of every ready experiment (about two minutes each on 2 cores), then the
-# reproduction table docs/REPRODUCTION.md (its quick column, and the rows no longer form has
-# run for). Not part of `make test`.
+# reproduction table docs/REPRODUCTION.md (its quick column, and the rows of experiments for
+# which no more complete form has run). Not part of `make test`.
 reproduce-quick: install
 	$(BIN)/fabriclb reproduce all --quick --skip-waiting --out out/reproduce
 	$(BIN)/python tools/gen_reproduction.py out/reproduce --keep
 
-# The settling forms (CONGA Figs. 9-12, 15, 16; docs/LAB.md): about 2 h on 2 cores without
-# Fig. 11, whose data-mining half alone takes about 3 h. Not part of `make test`.
+# The settling forms (CONGA Figs. 9-12, 15, 16; docs/LAB.md): about 80 min on 2 cores, plus
+# Fig. 11's data-mining half, about 3 h (--ray for a cluster). Not part of `make test`.
 reproduce-settle: install
 	$(BIN)/fabriclb reproduce all --settle --skip-waiting --out out/settle
 	$(BIN)/python tools/gen_reproduction.py out/settle --keep
