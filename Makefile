@@ -63,8 +63,8 @@ reproduce-quick: install
 	$(BIN)/fabriclb reproduce all --quick --skip-waiting --out out/reproduce
 	$(BIN)/python tools/gen_reproduction.py out/reproduce --keep
 
-# The settling forms (CONGA Figs. 9-12, 15, 16; docs/LAB.md): about 80 min on 2 cores, plus
-# Fig. 11's data-mining half, about 3 h (--ray for a cluster). Not part of `make test`.
+# The settling forms (CONGA Figs. 9-12, 15, 16; docs/LAB.md): about 2 h 15 min on 2 cores,
+# each experiment under an hour. Not part of `make test`.
 reproduce-settle: install
 	$(BIN)/fabriclb reproduce all --settle --skip-waiting --out out/settle
 	$(BIN)/python tools/gen_reproduction.py out/settle --keep
