@@ -213,13 +213,13 @@ def reproduction_rows(md: str) -> Dict[str, List[str]]:
 def _protocol_rows(exp: Any) -> List[str]:
     """The grid of each mode of ``exp``, read off its grid builder: axes and their values, seeds,
     run length and number of points (one row per workload when it has several)."""
-    from .experiments.common import Ctx, modes_of
+    from .experiments.common import Ctx, default_seeds, modes_of
 
     known = {r.split(":", 1)[1] for r in exp.requires if r.startswith("scheme:")}
     known |= {s for c in exp.claims for s in c.needs} | {"local", "conga-flow", "spray", "mptcp"}
     rows = []
     for mode in modes_of(exp):
-        seeds = exp.full_seeds if mode in ("full", "settle") else 1
+        seeds = default_seeds(exp, mode)
         pts = exp.grid(Ctx(mode=mode, seeds=seeds, schemes=tuple(sorted(known)), scenarios=Path("scenarios")))
         groups: Dict[Any, List[Any]] = {}
         for p in pts:

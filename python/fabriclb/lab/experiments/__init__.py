@@ -42,6 +42,7 @@ from .common import (
     Experiment,
     Reduction,
     core_lists,
+    default_seeds,
     judge,
     missing,
     modes_of,
@@ -157,7 +158,7 @@ def reproduce(
         rec["table"] = tab if isinstance(tab, pd.DataFrame) else pd.read_csv(exp_dir / "table.csv")
         return rec
     assert exp.grid and exp.reduce and exp.plot and exp.ours
-    n_seeds = seeds if seeds else (exp.full_seeds if mode in ("full", "settle") else 1)
+    n_seeds = seeds if seeds else default_seeds(exp, mode)
     schemes, _ = core_lists()
     ctx = Ctx(mode=mode, seeds=n_seeds, schemes=schemes, scenarios=scenarios_dir())
     points = exp.grid(ctx)

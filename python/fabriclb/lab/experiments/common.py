@@ -321,6 +321,11 @@ def modes_of(exp: "Experiment") -> Tuple[str, ...]:
     return tuple(m for m in MODES if m != "settle" or exp.settle)
 
 
+def default_seeds(exp: "Experiment", mode: str) -> int:
+    """Seeds per point when none are asked for: the paper's for the full and settling forms."""
+    return exp.full_seeds if mode in ("full", "settle") else 1
+
+
 def loads_for(ctx: Ctx, full: Sequence[float], quick: Sequence[float], smoke: Sequence[float],
               settle: Optional[Sequence[float]] = None) -> List[float]:
     """The loads of ``ctx.mode``; the settling form's default to the full grid's."""
