@@ -38,14 +38,14 @@ use crate::error::Error;
 use crate::host::{Hosts, NetRef, TimerKind};
 use crate::lb::{Balancer, OverlayMode};
 use crate::net::dre::DreParams;
-use crate::net::packet::{Arena, PktId};
+use crate::net::packet::{flags, Arena, Packet, PktId};
 use crate::net::port::{Port, PortMark};
 use crate::net::routing::Routes;
 use crate::net::topology::Graph;
 use crate::rng::Rng;
 use crate::scenario::Scenario;
 use crate::stats::{Counters, RunResult, TraceRows};
-use crate::transport::tcp::NEVER;
+use crate::transport::tcp::{Conn, NEVER};
 use crate::units::Time;
 use crate::workload::FlowSpec;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -419,6 +419,7 @@ impl Sim {
         };
         let sw = self.links_rt[link as usize].to;
         if self.g.is_host(sw) {
+            self.prefetch_conn(self.arena.get(pkt));
             return;
         }
         let Some(out) = self.predict_out(sw, self.arena.get(pkt)) else {
@@ -435,6 +436,22 @@ impl Sim {
             prefetch(p.wrapping_add(64));
             prefetch(p.wrapping_add(128));
         }
+    }
+
+    /// At a host, what `Hosts::deliver` reads first of the packet's connection: the lines of
+    /// the record for the end it is for (`Conn::lines_read`) and its timer record. (A CBR
+    /// packet's connection id is out of range: nothing to fetch.)
+    #[inline]
+    fn prefetch_conn(&self, pk: &Packet) {
+        let ci = pk.conn as usize;
+        let (Some(c), Some(t)) = (self.hosts.conns.get(ci), self.hosts.timers.get(ci)) else {
+            return;
+        };
+        let base = c as *const Conn as *const u8;
+        for &line in Conn::lines_read(pk.is(flags::ACK)) {
+            prefetch(base.wrapping_add(64 * line));
+        }
+        prefetch(t as *const _ as *const u8);
     }
 
     fn check_conservation(&self) -> Result<(), Error> {

@@ -132,10 +132,14 @@ pub struct Conn {
     // ---- receiver ----
     pub rcv_nxt: u64,
     rcv_high: u64,
+    /// The end of the oldest message not yet wholly received (`msgs`' front; `u64::MAX`: none),
+    /// kept here so that an arriving segment does not read the queue's heap buffer, a cache
+    /// miss of its own at scale (docs/BENCHMARKS.md).
+    next_msg_end: u64,
     pub delack_deadline: Time,
     last_ts: Time,
     ooo: Vec<(u64, u64)>,
-    pub msgs: VecDeque<Msg>,
+    msgs: VecDeque<Msg>,
     delack_count: u32,
     last_path: u32,
     /// Linux ACK rules: quick ACKs left, the delayed-ACK timeout (0: no data yet), the last
@@ -149,8 +153,9 @@ pub struct Conn {
     ato_floor: Time,
     lrcv: Time,
     rcv_wup: u64,
-    /// A duplicate segment to report in the next ACK's D-SACK block.
-    dsack: Option<(u64, u64)>,
+    /// A duplicate segment to report in the next ACK's D-SACK block (empty, start == end:
+    /// none; not an `Option`, which would take 8 bytes more of the receiver's lines).
+    dsack: (u64, u64),
     pub stats: ConnStats,
     // ---- sender ----
     pub snd_una: u64,
@@ -270,6 +275,7 @@ impl Conn {
             tlp_high: None,
             last_send: NEVER,
             rcv_nxt: 0,
+            next_msg_end: u64::MAX,
             ooo: Vec::new(),
             rcv_high: 0,
             delack_count: 0,
@@ -277,7 +283,7 @@ impl Conn {
             last_ce: false,
             last_ts: 0,
             last_path: u32::MAX,
-            dsack: None,
+            dsack: (0, 0),
             quick: 0,
             ato_ps: 0,
             ato_floor: 0,
@@ -287,6 +293,18 @@ impl Conn {
             rcv_wnd_segs: p.init_rwnd_segments,
             msgs: VecDeque::new(),
             stats: ConnStats::default(),
+        }
+    }
+
+    /// The cache lines of the record (64-byte units) an arriving segment reads first, which
+    /// the simulator prefetches one event ahead: the identity line and the receiver's three
+    /// for data; the identity line and the first three of the sender's block for an ACK (the
+    /// layout above; a test keeps the two in step).
+    pub fn lines_read(ack: bool) -> &'static [usize] {
+        if ack {
+            &[0, 4, 5, 6]
+        } else {
+            &[0, 1, 2, 3]
         }
     }
 
@@ -392,6 +410,12 @@ impl Conn {
             flow,
             end: self.app_end,
         });
+        self.sync_next_msg_end();
+    }
+
+    /// After a change to `msgs`: the end of its front message.
+    fn sync_next_msg_end(&mut self) {
+        self.next_msg_end = self.msgs.front().map_or(u64::MAX, |m| m.end);
     }
 
     /// The application stops writing at `now`: flow `flow` (the last message) ends with what
@@ -410,6 +434,7 @@ impl Conn {
         // All of it has arrived already: the receiver will not see its end go by.
         let rcv = self.rcv_nxt;
         self.msgs.retain(|m| m.flow != flow || m.end > rcv);
+        self.sync_next_msg_end();
         written
     }
 

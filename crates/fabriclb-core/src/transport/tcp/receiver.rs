@@ -60,7 +60,8 @@ impl Conn {
         let mut n = 0;
         // A D-SACK block comes first (RFC 2883 §4); its offsets may lie below `ack`, so they
         // are stored as two's-complement 32-bit offsets.
-        if let Some((s, e)) = self.dsack.take() {
+        let (s, e) = std::mem::take(&mut self.dsack);
+        if s < e {
             a.flags |= flags::DSACK;
             a.sack[0] = (
                 s.wrapping_sub(self.rcv_nxt) as u32,
@@ -138,7 +139,7 @@ impl Conn {
         self.last_ce = ce;
         self.last_ts = pk.ts;
         if p.dsack {
-            self.dsack = self.duplicate_part(s, e);
+            self.dsack = self.duplicate_part(s, e).unwrap_or_default();
         }
         let linux = p.ack_rules == AckRules::Linux && p.delack_ps.is_some();
         let mut immediate = p.delack_ps.is_none() || ce_changed;
@@ -162,12 +163,11 @@ impl Conn {
             if had_ooo && !linux {
                 immediate = true;
             }
-            while let Some(m) = self.msgs.front() {
-                if m.end > self.rcv_nxt {
-                    break;
+            while self.next_msg_end <= self.rcv_nxt {
+                if let Some(m) = self.msgs.pop_front() {
+                    ev.completed.push(m.flow);
                 }
-                ev.completed.push(m.flow);
-                self.msgs.pop_front();
+                self.sync_next_msg_end();
             }
         } else {
             insert_range(&mut self.ooo, s, e);

@@ -299,7 +299,7 @@ fn connection_record_keeps_each_ends_fields_together() {
         offset_of!(Conn, ooo) + size_of::<Vec<(u64, u64)>>(),
         offset_of!(Conn, msgs) + size_of::<VecDeque<Msg>>(),
         offset_of!(Conn, last_path) + 4,
-        offset_of!(Conn, dsack) + size_of::<Option<(u64, u64)>>(),
+        offset_of!(Conn, dsack) + size_of::<(u64, u64)>(),
         offset_of!(Conn, stats) + offset_of!(ConnStats, path_changes) + 8,
     ];
     assert!(
@@ -318,4 +318,11 @@ fn connection_record_keeps_each_ends_fields_together() {
     ];
     let first = offset_of!(Conn, stats) + size_of::<ConnStats>();
     assert!(sender.iter().all(|&o| o >= first), "{sender:?}");
+    // What the simulator prefetches: the receiver's lines for data, the sender's block from
+    // its first line for an ACK.
+    assert_eq!(Conn::lines_read(false), &[0, 1, 2, 3]);
+    let ack = Conn::lines_read(true);
+    assert_eq!((ack[0], ack[1]), (0, offset_of!(Conn, snd_una) / 64));
+    assert!(ack.windows(2).all(|w| w[1] == w[0] + 1 || w[0] == 0));
+    assert!(offset_of!(Conn, next_msg_end) < 4 * 64);
 }
