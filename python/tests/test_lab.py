@@ -298,7 +298,19 @@ def test_judge_gives_each_status_of_the_vocabulary() -> None:
         assert len(rows) == len(claims)
     _, rows = lab_common.judge([comp(False), comp(None), comp(True, ("mptcp",)), concept], red, ())
     assert [r["verdict"] for r in rows] == ["outside", "not measured by this grid", "waiting: mptcp", "conceptual"]
-    assert [r["tag"] for r in rows] == ["comparable", "comparable", "waiting: mptcp", "conceptual"]
+    assert [r["tag"] for r in rows] == ["comparable", "comparable", "comparable", "conceptual"]
+
+
+@needs_core
+def test_every_scheme_a_claim_needs_is_registered() -> None:
+    """A claim's ``needs`` name schemes of the core: a misspelt or unregistered one would leave
+    the claim waiting forever (its tag in docs/LAB.md is plain "comparable")."""
+    import fabriclb
+
+    have = set(fabriclb.schemes())
+    for e in lab_exp.EXPERIMENTS.values():
+        for c in e.claims:
+            assert set(c.needs) <= have, (e.name, c.paper, c.needs)
 
 
 def test_fig11_waits_for_mptcp_and_reports_ecmp_vs_conga_at_every_load() -> None:
@@ -447,11 +459,11 @@ def test_eman_scenarios_are_the_papers_fabrics() -> None:
     assert links("fig2.toml") == {frozenset(p) for p in (("L0", "S0"), ("S0", "L1"), ("L0", "S1"), ("S1", "L1"))}
 
 
-def test_registry_has_the_25_experiments() -> None:
+def test_registry_has_the_26_experiments() -> None:
     names = {
         "conga-fig2", "conga-fig3", "conga-fig5", "conga-fig9", "conga-fig10", "conga-fig11", "conga-fig12", "conga-fig13",
         "conga-fig14", "conga-fig14-sensitivity", "conga-fig15",
-        "conga-fig16", "conga-fig17", "conga-thm2", "conga-fluid", "conga-ablation", "expeditus-fig1", "expeditus-fig2", "eman-fig2", "eman-fig4",
+        "conga-fig16", "conga-fig17", "conga-thm2", "conga-fluid", "conga-ablation", "conga-mptcp-ablation", "expeditus-fig1", "expeditus-fig2", "eman-fig2", "eman-fig4",
         "eman-fig5", "eman-fig6", "eman-fig7", "eman-fig9", "leaderboard",
     }
     assert set(lab_exp.EXPERIMENTS) == names
@@ -505,6 +517,27 @@ def test_reproduction_rows_prefer_the_most_complete_form() -> None:
     assert later[:3] == both[:3] and later[3] == "differs: q2"
     cached = {**settle, "computed": 5}  # partly from the cache: no wall time claimed
     assert reproduction_rows(reproduction_markdown(e, {name: [cached]}, ready))[name][2] == f"settle: `fabriclb reproduce {name} --settle`"
+
+
+def test_a_rerun_over_the_cache_keeps_the_wall_time_of_the_run_that_computed_it(tmp_path: Path) -> None:
+    """`first_run`: a run that computed every point records its own time; a rerun of the same
+    form that read the cache carries the previous record's, through any number of reruns; a
+    rerun of another form, or after a partial run, claims none."""
+    from fabriclb.lab.report import write_result_json
+
+    first_run = lab_exp._first_run
+    base = {"mode": "settle", "seeds": 5, "points": 20}
+    assert first_run(tmp_path, {**base, "computed": 20, "wall_time_s": 600.0}) == {"points": 20, "wall_time_s": 600.0}
+    assert first_run(tmp_path, {**base, "computed": 0, "wall_time_s": 3.0}) is None  # nothing recorded yet
+    write_result_json(tmp_path, {**base, "computed": 20, "wall_time_s": 600.0})  # written before first_run existed
+    rerun = {**base, "computed": 0, "wall_time_s": 3.0}
+    assert first_run(tmp_path, rerun) == {"points": 20, "wall_time_s": 600.0}
+    write_result_json(tmp_path, {**rerun, "first_run": first_run(tmp_path, rerun)})
+    assert first_run(tmp_path, {**rerun, "wall_time_s": 2.0}) == {"points": 20, "wall_time_s": 600.0}
+    for other in ({"mode": "full"}, {"seeds": 3}, {"points": 40}):
+        assert first_run(tmp_path, {**rerun, **other}) is None, other
+    write_result_json(tmp_path, {**base, "computed": 7, "wall_time_s": 100.0})  # a partial run
+    assert first_run(tmp_path, rerun) is None
 
 
 def test_settling_forms_run_the_claims_loads_with_five_seeds(tmp_path: Path) -> None:

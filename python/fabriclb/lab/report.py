@@ -123,16 +123,21 @@ FORM_RANK = {"full": 3, "settle": 2, "quick": 1, "smoke": 0}
 
 
 def _run_cell(name: str, rec: Mapping[str, Any]) -> str:
-    """The "run" cell: the form, and for the settling and full forms the command and, when
-    every point was computed in that run, its size and wall time."""
+    """The "run" cell: the form, and for the settling and full forms the command and the size
+    and wall time of the run that computed every point (that run, or an earlier one when this
+    one read the cache: ``first_run``)."""
     mode = str(rec.get("mode", "-"))
     if mode not in ("settle", "full"):
         return mode
     cmd = f"fabriclb reproduce {name}" + (" --settle" if mode == "settle" else "")
     cell = f"{mode}: `{cmd}`"
-    pts, done, wall = rec.get("points"), rec.get("computed"), rec.get("wall_time_s")
-    if pts and done == pts and wall is not None:
-        cell += f" ({pts} runs, {float(wall) / 60:.0f} min)"
+    first = rec.get("first_run") or {}
+    if not first and rec.get("points") and rec.get("computed") == rec.get("points"):
+        first = rec  # written before first_run existed
+    pts, wall = first.get("points"), first.get("wall_time_s")
+    if pts and wall is not None:
+        minutes = float(wall) / 60
+        cell += f" ({pts} runs, {minutes:.0f} min)" if minutes >= 1.5 else f" ({pts} runs, {float(wall):.0f} s)"
     return cell
 
 
@@ -261,6 +266,6 @@ def rules_markdown(experiments: Sequence[Any]) -> str:
         if getattr(e, "fixed_status", None):
             out += ["", f"Status fixed before any run: **{e.fixed_status}** (the numbers below are reported, not judged)."]
         out += ["", "| the paper states | tag | rule |", "|---|---|---|"]
-        out += ["| " + " | ".join(_cell(x) for x in (c.paper, c.tag_text, c.rule)) + " |" for c in e.claims]
+        out += ["| " + " | ".join(_cell(x) for x in (c.paper, c.tag, c.rule)) + " |" for c in e.claims]
         out += [""]
     return "\n".join(out)

@@ -1,7 +1,7 @@
 """The registry of published experiments: each a base scenario, a grid, a reduction to the
 figure's table, a plot, and every number the paper states for the figure with the rule that
 judges it (docs/LAB.md). One module per paper: :mod:`.conga` (Fig. 5 in :mod:`.conga_flowlets`; the host
-ablation of its Figs. 9-10 in :mod:`.conga_ablation`; Fig. 14, the HDFS job, in :mod:`.conga_hdfs`), :mod:`.expeditus`,
+ablation of its Figs. 9-10 in :mod:`.conga_ablation`, MPTCP's in :mod:`.conga_mptcp_ablation`; Fig. 14, the HDFS job, in :mod:`.conga_hdfs`), :mod:`.expeditus`,
 :mod:`.eman`, and the leaderboard of all schemes on all the papers' conditions (:mod:`.leaderboard`);
 :mod:`.common` holds the types, the judging and the shared helpers.
 
@@ -22,16 +22,17 @@ waiting: <scheme>, n/a) is decided by :func:`.common.judge` from the experiment'
 
 from __future__ import annotations
 
+import json
 import shlex
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import pandas as pd
 
 from ..report import claims_markdown, write_report, write_result_json
 from ..sweep import run_points
-from . import conga, conga_ablation, conga_flowlets, conga_hdfs, eman, expeditus, leaderboard
+from . import conga, conga_ablation, conga_flowlets, conga_hdfs, conga_mptcp_ablation, eman, expeditus, leaderboard
 from .common import (
     COMPARABLE,
     CONCEPTUAL,
@@ -73,7 +74,8 @@ PathLike = Union[str, Path]
 
 EXPERIMENTS: Dict[str, Experiment] = {
     e.name: e
-    for e in (*conga.EXPERIMENTS, *conga_flowlets.EXPERIMENTS, *conga_ablation.EXPERIMENTS, *conga_hdfs.EXPERIMENTS,
+    for e in (*conga.EXPERIMENTS, *conga_flowlets.EXPERIMENTS, *conga_ablation.EXPERIMENTS, *conga_mptcp_ablation.EXPERIMENTS,
+              *conga_hdfs.EXPERIMENTS,
               *expeditus.EXPERIMENTS, *eman.EXPERIMENTS, *leaderboard.EXPERIMENTS)
 }
 
@@ -104,6 +106,25 @@ def _command(name: str, mode: str, seeds: Optional[int], out: Path, ray: Optiona
         parts += ["--ray", ray]
     parts += ["--out", str(out)]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _first_run(exp_dir: Path, rec: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The wall time of the run that computed every point of this form: this run's, or, when
+    this one read (some of) them from the cache, the one recorded by the previous run of the
+    same form in ``exp_dir`` (so a rerun after a report change keeps what the form costs)."""
+    if rec["computed"] == rec["points"]:
+        return {"points": rec["points"], "wall_time_s": rec["wall_time_s"]}
+    try:
+        prev = json.loads((exp_dir / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if any(prev.get(k) != rec[k] for k in ("mode", "seeds", "points")):
+        return None
+    if prev.get("first_run"):
+        return prev["first_run"]
+    if prev.get("computed") == prev.get("points"):
+        return {"points": prev["points"], "wall_time_s": prev.get("wall_time_s")}
+    return None
 
 
 def reproduce(
@@ -147,7 +168,7 @@ def reproduce(
         res = run_experiment(exp.delegate, exp_dir, quick=mode != "full", seed=0)
         status = str(res.get("status", "n/a"))
         # The analysis judges its claims together: each row carries that verdict.
-        claim_rows = [{"paper": c.paper, "tag": c.tag_text, "rule": c.rule, "ours": "", "verdict": status} for c in exp.claims]
+        claim_rows = [{"paper": c.paper, "tag": c.tag, "rule": c.rule, "ours": "", "verdict": status} for c in exp.claims]
         with open(exp_dir / "report.md", "a", encoding="utf-8") as f:
             f.write(f"\n{claims_markdown(claim_rows)}\nCommand: `{command}`\n")
         rec = {"name": name, "paper": exp.paper, "figure": exp.figure, "claim": res.get("claim", exp.claim),
@@ -185,6 +206,7 @@ def reproduce(
            "claims": claim_rows, "mode": mode, "seeds": n_seeds, "points": len(points),
            "computed": sum(r.status == "computed" for r in results), "failed": failed, "command": command,
            "wall_time_s": round(time.time() - t0, 2)}
+    rec["first_run"] = _first_run(exp_dir, rec)
     if exp.report is not None:
         exp.report(exp_dir, red, {**rec, "title": exp.title, "notes": exp.notes})
     else:

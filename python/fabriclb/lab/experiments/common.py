@@ -95,12 +95,6 @@ class Claim:
         assert self.tag in TAGS, self.tag
         assert self.check is None or self.tag == COMPARABLE, self.paper
 
-    @property
-    def tag_text(self) -> str:
-        """The tag as docs/LAB.md shows it: "waiting: mptcp" for a comparable claim that
-        needs a scheme (whether or not the core has it by now)."""
-        return f"waiting: {', '.join(self.needs)}" if self.needs else self.tag
-
 
 @dataclass
 class Experiment:
@@ -154,7 +148,7 @@ def judge(claims: Sequence[Claim], red: Reduction, schemes: Sequence[str]) -> Tu
     waiting: List[str] = []
     results: List[Optional[bool]] = []
     for c in claims:
-        row = {"paper": c.paper, "tag": c.tag_text, "rule": c.rule, "ours": "", "verdict": c.tag}
+        row = {"paper": c.paper, "tag": c.tag, "rule": c.rule, "ours": "", "verdict": c.tag}
         lacking = [s for s in c.needs if s not in schemes]
         if c.tag == COMPARABLE and lacking:
             waiting += lacking

@@ -255,9 +255,16 @@ def _fig9_ours(red: Reduction) -> str:
     if c.empty:
         return "-"
     col = overall_norm(t)
+    m = rows_of(t, scheme="mptcp").set_index("load")
+
+    def mptcp(load: float) -> str:
+        if load not in m.index:
+            return ""
+        return f"; MPTCP/ECMP overall {m.loc[load, col]:.2f}, small {m.loc[load, 'small_norm_ecmp']:.2f}"
+
     v = c.set_index("load")
     return "; ".join(f"{load:.0%}: CONGA/ECMP overall {r[col]:.2f}, small {r['small_norm_ecmp']:.2f}, large {r['large_norm_ecmp']:.2f}"
-                     for load, r in v.iterrows())
+                     + mptcp(load) for load, r in v.iterrows())
 
 
 def _fig10_ours(red: Reduction) -> str:
@@ -266,8 +273,10 @@ def _fig10_ours(red: Reduction) -> str:
     gf, atf = best_gain(t, "conga-flow")
     if not np.isfinite(g):
         return "-"
+    gm, atm = best_gain(t, "mptcp")
     return (f"CONGA's mean FCT at best {better(g)} than ECMP's (at {at:.0%})"
-            + (f", CONGA-Flow's {better(gf)} (at {atf:.0%})" if np.isfinite(gf) else ""))
+            + (f", CONGA-Flow's {better(gf)} (at {atf:.0%})" if np.isfinite(gf) else "")
+            + (f", MPTCP's {better(gm)} (at {atm:.0%})" if np.isfinite(gm) else ""))
 
 
 def _fig11_grid(ctx: Ctx) -> List[PointSpec]:
@@ -339,6 +348,9 @@ def _fig11_ours(red: Reduction) -> str:
         if lo and len(r):
             a, b = max(lo), float(r.index.max())
             part += f" (from {a:.0%} to {b:.0%}: ECMP x{e[b] / e[a]:.2f}, CONGA x{c[b] / c[a]:.2f})"
+        m = (_fct_range(rows_of(t, workload=wl), "mptcp", col) / c).dropna()
+        if len(m):
+            part += ", MPTCP/CONGA FCT " + ", ".join(f"{v:.2f}x at {load:.0%}" for load, v in m.items())
         parts.append(part)
     q = red.extra.get("queue_cdf", pd.DataFrame())
     if not q.empty:
