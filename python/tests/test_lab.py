@@ -509,13 +509,14 @@ def test_reproduction_rows_prefer_the_most_complete_form() -> None:
     e = list(lab_exp.EXPERIMENTS.values())[:1]
     name, ready = e[0].name, {e[0].name: "ready"}
     quick = {"name": name, "ours": "q1", "status": "differs", "mode": "quick"}
-    settle = {"name": name, "ours": "s1", "status": "match", "mode": "settle", "points": 20, "computed": 20, "wall_time_s": 600.0}
+    settle = {"name": name, "ours": "s1", "status": "match", "mode": "settle", "points": 20, "computed": 20, "wall_time_s": 600.0,
+              "first_run": {"points": 20, "wall_time_s": 600.0}}
     both = reproduction_rows(reproduction_markdown(e, {name: [quick, settle]}, ready))[name]
     assert both == ["s1", "match", f"settle: `fabriclb reproduce {name} --settle` (20 runs, 10 min)", "differs: q1"]
     later = reproduction_rows(reproduction_markdown(e, {name: [{**quick, "ours": "q2"}]}, ready,
                                                     kept=reproduction_rows(reproduction_markdown(e, {name: [settle]}, ready))))[name]
     assert later[:3] == both[:3] and later[3] == "differs: q2"
-    cached = {**settle, "computed": 5}  # partly from the cache: no wall time claimed
+    cached = {**settle, "computed": 5, "first_run": None}  # partly from the cache: no wall time claimed
     assert reproduction_rows(reproduction_markdown(e, {name: [cached]}, ready))[name][2] == f"settle: `fabriclb reproduce {name} --settle`"
 
 
@@ -536,6 +537,7 @@ def test_a_rerun_over_the_cache_keeps_the_wall_time_of_the_run_that_computed_it(
     assert first_run(tmp_path, {**rerun, "wall_time_s": 2.0}) == {"points": 20, "wall_time_s": 600.0}
     for other in ({"mode": "full"}, {"seeds": 3}, {"points": 40}):
         assert first_run(tmp_path, {**rerun, **other}) is None, other
+    assert first_run(tmp_path, {**rerun, "computed": 3}) is None  # this run computed some points only
     write_result_json(tmp_path, {**base, "computed": 7, "wall_time_s": 100.0})  # a partial run
     assert first_run(tmp_path, rerun) is None
 

@@ -132,8 +132,6 @@ def _run_cell(name: str, rec: Mapping[str, Any]) -> str:
     cmd = f"fabriclb reproduce {name}" + (" --settle" if mode == "settle" else "")
     cell = f"{mode}: `{cmd}`"
     first = rec.get("first_run") or {}
-    if not first and rec.get("points") and rec.get("computed") == rec.get("points"):
-        first = rec  # written before first_run existed
     pts, wall = first.get("points"), first.get("wall_time_s")
     if pts and wall is not None:
         minutes = float(wall) / 60

@@ -110,10 +110,13 @@ def _command(name: str, mode: str, seeds: Optional[int], out: Path, ray: Optiona
 
 def _first_run(exp_dir: Path, rec: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """The wall time of the run that computed every point of this form: this run's, or, when
-    this one read (some of) them from the cache, the one recorded by the previous run of the
-    same form in ``exp_dir`` (so a rerun after a report change keeps what the form costs)."""
+    this one read all of them from the cache, the one recorded by the previous run of the same
+    form in ``exp_dir`` (so a rerun after a report change keeps what the form costs). A run
+    that computed some points only has none: no single run computed them all."""
     if rec["computed"] == rec["points"]:
         return {"points": rec["points"], "wall_time_s": rec["wall_time_s"]}
+    if rec["computed"] > 0:
+        return None
     try:
         prev = json.loads((exp_dir / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -2,7 +2,7 @@
 penalty"): the enterprise workload at 60% (Fig. 9's load range; Fig. 11's MPTCP comparison
 is at 70% on the failed fabric) with plain TCP over ECMP as the baseline, and MPTCP with 1, 2,
 4 and 8 subflows, with LIA (byte- and ACK-counted) and with uncoupled subflows (each the
-profile's CUBIC), and TCP with NewReno; each on the testbed's 12 MB shared buffers and on
+profile's CUBIC), and TCP with NewReno and with CUBIC without HyStart; each on the testbed's 12 MB shared buffers and on
 100-packet ports.
 
 It is not a figure of the paper (its claim, that MPTCP's subflows congest the edge, has no
@@ -34,6 +34,8 @@ VARIANTS: Tuple[Tuple[str, Sequence[Tuple[str, Any]]], ...] = (
     # Reno's slow start and growth: no HyStart, whose ms clock ends slow start at 16 segments
     # on the first tick of a round at datacenter RTTs (LINUX_TCP.md §5.3).
     ("TCP NewReno", (("scheme", {"name": "ecmp"}), ("transport.cc", "newreno"))),
+    # CUBIC as Linux 2.6.26 has it: no HyStart (and none of 3.10's smaller changes: cubic_linux.rs).
+    ("TCP CUBIC no HyStart", (("scheme", {"name": "ecmp"}), ("transport.cc", "cubic-linux-2.6.26"))),
     *((f"MPTCP LIA x{n}", (("scheme", {"name": "mptcp", "subflows": n}),)) for n in (1, 2, 4, 8)),
     ("MPTCP LIA-acks x8", (("scheme", {"name": "mptcp", "subflows": 8, "coupling": "lia-acks"}),)),
     *((f"MPTCP uncoupled x{n}", (("scheme", {"name": "mptcp", "subflows": n, "coupling": "uncoupled"}),)) for n in (1, 8)),
@@ -54,7 +56,7 @@ RUN_LENGTH = {
 
 
 def _grid(ctx: Ctx) -> List[PointSpec]:
-    variants = VARIANTS if ctx.mode != "smoke" else (VARIANTS[0], VARIANTS[5])
+    variants = VARIANTS if ctx.mode != "smoke" else (VARIANTS[0], VARIANTS[6])
     buffers = BUFFERS if ctx.mode != "smoke" else BUFFERS[:1]
     axes = [("buffer", [(n, list(ov)) for n, ov in buffers]), ("variant", [(n, list(ov)) for n, ov in variants])]
     fixed = [("workload[0].cdf", "enterprise"), ("workload[0].load", 0.6)] + run_length(RUN_LENGTH, ctx)
@@ -116,7 +118,7 @@ EXPERIMENTS = [
                   "with other congestion control on the subflows"),
         ),
         notes=("Enterprise at 60% on the baseline testbed (linux-3.10 profile on every host), Fig. 9's run length.",
-               "Variants: TCP over ECMP (the baseline) and with NewReno; MPTCP over ECMP with 1, 2, 4 and 8 subflows and "
+               "Variants: TCP over ECMP (the baseline), with NewReno, and with Linux 2.6.26's CUBIC (no HyStart); MPTCP over ECMP with 1, 2, 4 and 8 subflows and "
                "LIA (byte-counted, the default), 8 with LIA counted in ACKs as Linux does, 1 and 8 uncoupled (each subflow "
                "the profile's CUBIC with HyStart); each with the testbed's 12 MB shared buffers and with 100-packet ports.",
                "Ratios: a variant's mean FCT (overall with unfinished flows at their lower bound; small flows < 100 KB: "

@@ -120,6 +120,8 @@ impl Conn {
         out: &mut Vec<Packet>,
         ev: &mut Events,
     ) {
+        // Data carries a payload (what keeps an empty D-SACK block meaning "none").
+        debug_assert!(pk.payload > 0, "a data segment without payload");
         let (s, e) = (pk.seq, pk.seq + pk.payload as u64);
         self.stats.data_pkts_rcvd += 1;
         if self.last_path != u32::MAX && pk.path_hash != self.last_path {
