@@ -76,6 +76,15 @@ def flow_stats(flows: pd.DataFrame) -> Dict[str, float]:
     }
 
 
+def over_baseline(df: pd.DataFrame, is_base: Any, key: Sequence[str], col: str) -> np.ndarray:
+    """``df[col]`` of each row over ``col`` of the baseline row (``df[is_base]``) with the same
+    ``key`` values, NaN where there is none: the per-seed ratios that the papers' normalised
+    figures average."""
+    base = df[is_base].set_index(list(key))[col]
+    ref = df.set_index(list(key)).index.map(lambda k: base.get(k, math.nan) if k in base.index else math.nan)
+    return df[col].to_numpy(dtype=float) / np.asarray(ref, dtype=float)
+
+
 def seed_range(df: pd.DataFrame, keys: Sequence[str], cols: Sequence[str]) -> pd.DataFrame:
     """Mean over seeds of each column in ``cols`` per ``keys`` group, with ``<col>_min`` and
     ``<col>_max`` (the papers' error bars: the range over runs) and ``seeds``."""
@@ -113,15 +122,11 @@ def fct_vs_load(records: Iterable[Any], *, facets: Sequence[str] = (), baseline:
     df["load"] = df["load"].astype(float)
     df["fct_norm_ideal"] = df["fct_ms"] / df["ideal_ms"]
     key = [*facets, "load", "seed"]
-    base = df[df["scheme"] == baseline].set_index(key)
+    is_base = df["scheme"] == baseline
     pairs = (("fct_ms", "fct_norm_base"), ("fct_lb_ms", "fct_lb_norm_base"), ("small_fct_ms", "small_norm_base"),
              ("large_fct_ms", "large_norm_base"), ("small_p99_fct_ms", "small_p99_norm_base"))
     for col, out in pairs:
-        if base.empty:
-            df[out] = math.nan
-            continue
-        ref = df.set_index(key).index.map(lambda k: base[col].get(k, math.nan) if k in base.index else math.nan)
-        df[out] = df[col].to_numpy(dtype=float) / np.asarray(ref, dtype=float)
+        df[out] = over_baseline(df, is_base, key, col) if is_base.any() else math.nan
     cols = ["fct_norm_ideal", "fct_norm_base", "fct_lb_norm_base", "small_norm_base", "large_norm_base", "small_p99_norm_base", "fct_ms",
             "fct_lb_ms", "small_fct_ms", "large_fct_ms", "flows", "unfinished"]
     out = seed_range(df, [*facets, "scheme", "load"], cols)

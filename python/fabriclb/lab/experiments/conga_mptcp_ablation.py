@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from ..reduce import flow_stats, seed_range
+from ..reduce import flow_stats, over_baseline, seed_range
 from ..sweep import PointResult, PointSpec
 from .common import NOT_COMPARABLE, Claim, Ctx, Experiment, Reduction, grid_points, rows_of, run_length
 
@@ -74,11 +74,9 @@ def _reduce(points: List[PointResult], ctx: Ctx) -> Reduction:
     df = pd.DataFrame(rows)
     if df.empty:
         return Reduction(df)
-    base = df[df["variant"] == BASELINE].set_index(["buffer", "seed"])
     ratios = {"fct_lb_ms": "overall", "small_fct_ms": "small", "small_p99_fct_ms": "small_p99", "large_fct_ms": "large"}
     for col, name in ratios.items():
-        ref = [base[col].get((b, s), np.nan) for b, s in zip(df["buffer"], df["seed"])]
-        df[f"{name}_over_tcp"] = df[col].to_numpy(dtype=float) / np.asarray(ref, dtype=float)
+        df[f"{name}_over_tcp"] = over_baseline(df, df["variant"] == BASELINE, ["buffer", "seed"], col)
     cols = [f"{n}_over_tcp" for n in ratios.values()] + ["drops", "timeouts"]
     out = seed_range(df, ["buffer", "variant"], cols)
     keep = ["buffer", "variant", "seeds"] + [c for n in ratios.values() for c in (f"{n}_over_tcp", f"{n}_over_tcp_min", f"{n}_over_tcp_max")]

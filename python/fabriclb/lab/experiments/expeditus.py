@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 import pandas as pd
 
-from ..reduce import fct_vs_load, seed_range
+from ..reduce import fct_vs_load, over_baseline, seed_range
 from ..sweep import PointResult, PointSpec
 from .common import (
     COMPARABLE,
@@ -207,11 +207,8 @@ def _fig2_reduce(points: List[PointResult], ctx: Ctx) -> Reduction:
     d = pd.DataFrame(rows)
     if d.empty:
         return Reduction(pd.DataFrame(columns=["scheme", "load", "split", "p99_mice_ms", "fct_elephants_ms"]))
-    key = ["split", "load", "seed"]
-    base = d[d["scheme"] == "ecmp"].set_index(key)
     for col, out in (("p99_mice_ms", "p99_mice_norm_ecmp"), ("fct_elephants_ms", "elephants_norm_ecmp")):
-        d[out] = [v / base[col].get(k, math.nan) if k in base.index else math.nan
-                  for v, k in zip(d[col], zip(d["split"], d["load"], d["seed"]))]
+        d[out] = over_baseline(d, d["scheme"] == "ecmp", ["split", "load", "seed"], col)
     cols = ["p99_mice_ms", "fct_elephants_ms", "p99_mice_norm_ecmp", "elephants_norm_ecmp", "fct_mice_ms", "fct_ms",
             "mice", "elephants", "flows", "unfinished", "unfinished_mice"]
     t = seed_range(d, ["split", "scheme", "load"], cols)
