@@ -101,11 +101,21 @@ impl<E: Copy> RadixQueue<E> {
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
+        self.pop_until(u64::MAX)
+    }
+    /// Pop the next entry if its time is at most `horizon` (which must not be below the last
+    /// time popped: entries at that time are popped whatever the horizon).
+    #[inline(always)]
+    pub fn pop_until(&mut self, horizon: u64) -> Option<(u64, E)> {
+        debug_assert!(horizon >= self.last);
         if self.b0_head == self.b0.len() {
             if self.len == 0 {
                 return None;
             }
             let i = self.lowest();
+            if self.min[i].0 > horizon {
+                return None;
+            }
             if self.buckets[i].len() == 1 {
                 // The one entry of the lowest bucket is the next: no redistribution (the
                 // common case when events are spread out in time).
@@ -137,6 +147,11 @@ impl<E: Copy> RadixQueue<E> {
             return None;
         }
         self.min[self.lowest()].1.as_ref()
+    }
+    /// The time the last pop returned (or 0): no push may be earlier.
+    #[inline]
+    pub fn last(&self) -> u64 {
+        self.last
     }
     pub fn peek_time(&mut self) -> Option<u64> {
         if self.len == 0 {

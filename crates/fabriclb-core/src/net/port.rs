@@ -248,6 +248,15 @@ impl Port {
         }
     }
 
+    /// Where the oldest packet waiting behind the head is kept, if any: what `advance` reads
+    /// when the head has left (a prefetch hint).
+    #[inline]
+    pub fn waiting_hint(&self) -> Option<*const u8> {
+        self.ring
+            .front()
+            .map(|x| x as *const (Time, u32) as *const u8)
+    }
+
     /// When the oldest queued packet's last bit leaves (`Time::MAX`: the port is empty).
     #[inline]
     pub fn next_departure(&self) -> Time {

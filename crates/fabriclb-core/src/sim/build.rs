@@ -5,7 +5,7 @@
 use super::fabric::{LinkRt, PoolLink, PoolRt};
 use super::failures::{LinkAction, LinkChange};
 use super::measure::PathTrace;
-use super::{Counters, Ev, Sim, TraceRows, KIND0};
+use super::{Counters, Ev, Sim, TraceRows, KIND0, LOOKAHEAD_MIN_PORT_BYTES};
 use crate::engine::EventQueue;
 use crate::error::Error;
 use crate::host::Hosts;
@@ -245,6 +245,8 @@ impl Sim {
             track_dre,
             links_rt,
             predicted: None,
+            predicted_after: None,
+            lookahead: false,
             overlay,
             hdr_bytes,
             dre: DreParams {
@@ -325,6 +327,7 @@ impl Sim {
         sim.schedule(warm, Ev::Mark { which: 0 });
         let end = sim.end_arrivals;
         sim.schedule(end, Ev::Mark { which: 1 });
+        sim.set_lookahead(n_links * std::mem::size_of::<Port>() > LOOKAHEAD_MIN_PORT_BYTES);
         Ok(sim)
     }
 

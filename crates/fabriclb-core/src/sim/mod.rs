@@ -33,7 +33,7 @@
 //! module, this module calls `stats`; neither `stats` nor anything below imports `sim` or
 //! `api` (tests aside).
 
-use crate::engine::EventQueue;
+use crate::engine::{EventQueue, LOOKAHEAD};
 use crate::error::Error;
 use crate::host::{Hosts, NetRef, TimerKind};
 use crate::lb::{Balancer, OverlayMode};
@@ -98,6 +98,11 @@ pub struct RunOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
 }
 
+/// Above this many bytes of ports the look-ahead window is on (`Sim::set_lookahead`): a
+/// core's L2 cache here (1 MiB). The window costs about a tenth of the instructions of a small
+/// run, and gains about a fifth at LS2048, whose ports alone are 2 MiB (docs/BENCHMARKS.md).
+pub(crate) const LOOKAHEAD_MIN_PORT_BYTES: usize = 1 << 20;
+
 /// A cache prefetch hint (no effect on results; a no-op off x86-64).
 #[inline(always)]
 fn prefetch(p: *const u8) {
@@ -154,7 +159,7 @@ pub(crate) enum Ev {
 /// memory-bound at scale). High half: the link of an `Arrive`, or `KIND0 + kind` for the other
 /// events; low half: the packet, connection or index. Link ids stay below `KIND0` (checked when
 /// the world is built).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct PackedEv(u64);
 
 const KIND0: u32 = u32::MAX - 15;
@@ -233,6 +238,11 @@ pub struct Sim {
     /// The output port of the next event's packet, (packet, arrival link, port), when
     /// `prefetch_next_out` could predict it exactly.
     predicted: Option<(PktId, u32, u32)>,
+    /// The same for the event after next (a hint until it becomes the next event; only with
+    /// the look-ahead window).
+    predicted_after: Option<(PktId, u32, u32)>,
+    /// The event queue's look-ahead window is on (see `build`).
+    lookahead: bool,
     pub(crate) overlay: OverlayMode,
     /// Per directed link, the header bytes the scheme adds to every packet on it (empty when
     /// it adds none): for the ideal FCT.
@@ -288,6 +298,14 @@ impl Sim {
         }
     }
 
+    /// Turn the event queue's look-ahead window and the staged prefetching on or off (before
+    /// the run; results are the same either way). `build` turns it on when the ports alone
+    /// exceed `LOOKAHEAD_MIN_PORT_BYTES`.
+    pub(crate) fn set_lookahead(&mut self, on: bool) {
+        self.lookahead = on;
+        self.q.set_lookahead(on);
+    }
+
     /// Run to the end and produce the records.
     pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
         let t0 = std::time::Instant::now();
@@ -302,8 +320,9 @@ impl Sim {
             }
             self.c.events += 1;
             self.prefetch_next();
-            self.dispatch(t, ev.into());
-            self.prefetch_next_out();
+            let ev = Ev::from(ev);
+            self.dispatch(t, ev);
+            self.prefetch_next_out(matches!(ev, Ev::Arrive { .. }));
             if self.c.events >= next_check {
                 next_check = self.c.events + (1 << 16);
                 if let Some(v) = self.violation.take() {
@@ -382,11 +401,18 @@ impl Sim {
         Ok(crate::stats::collect(&self.finished(), flowlets))
     }
 
-    /// Start loading the next event's packet and port while this event runs: at scale the
-    /// packet-hop loop is bound by cache misses on exactly these two records.
+    /// At the start of an event, start loading the packet of an event to come: at scale the
+    /// packet-hop loop is bound by cache misses on the packets, ports and connections of the
+    /// next events. Without the queue's look-ahead window: the next event's packet here, its
+    /// port or connection after this event (`prefetch_next_out`). With it (large worlds, see
+    /// `build`), in stages, each reading only what an earlier one brought in, since one event
+    /// is too short to hide a miss there: the packet `LOOKAHEAD` events ahead (here); two
+    /// events ahead, the port it will take or the connection it is for; one event ahead, the
+    /// port's oldest waiting packet.
     #[inline]
     fn prefetch_next(&self) {
-        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) {
+        let n = if self.lookahead { LOOKAHEAD - 1 } else { 0 };
+        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(n).map(|&e| Ev::from(e)) {
             // The packet's network line (and its transport line at a host), and when DREs
             // are kept, what `arrive` reads of the port: the delay in the first line, the DRE
             // in the second. (Each prefetch holds a fill buffer: fetch no more than needed.)
@@ -406,15 +432,47 @@ impl Sim {
         }
     }
 
-    /// Once the next event's packet has arrived in cache (it was prefetched when this event
-    /// started), predict the output port it will take and start loading that port too. The
-    /// prediction is exact when the scheme neither rewrites packets nor encapsulates (the
-    /// next event is the one peeked: nothing runs in between), and `forward` then uses it.
+    /// After an event (see `prefetch_next`): predict the next event's output port, exactly
+    /// (nothing runs in between), so that `forward` uses it, and start loading the port, or
+    /// with the window the port's oldest waiting packet (its lines were loaded one event
+    /// earlier); with the window, also start loading the port (predicted) or the connection of
+    /// the event after next, whose packet is in cache by now. A prediction made one event
+    /// earlier stands when the event in between was an arrival (an arrival changes no route,
+    /// and the schemes that predict keep no state).
     #[inline]
-    fn prefetch_next_out(&mut self) {
-        // A prediction lives for one event at most.
+    fn prefetch_next_out(&mut self, after_arrival: bool) {
+        // A prediction lives for two events at most.
         self.predicted = None;
-        let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready().map(|&e| Ev::from(e)) else {
+        let before = self.predicted_after.take();
+        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(0).map(|&e| Ev::from(e)) {
+            let sw = self.links_rt[link as usize].to;
+            if self.g.is_host(sw) {
+                if !self.lookahead {
+                    self.prefetch_conn(self.arena.get(pkt));
+                }
+            } else {
+                let out = match before {
+                    Some((p, l, out)) if after_arrival && p == pkt && l == link => Some(out),
+                    _ => self.predict_out(sw, self.arena.get(pkt)),
+                };
+                if let Some(out) = out {
+                    if !self.lb_hooks && self.overlay == OverlayMode::None {
+                        self.predicted = Some((pkt, link, out));
+                    }
+                    if self.lookahead {
+                        if let Some(p) = self.ports.get(out as usize).and_then(Port::waiting_hint) {
+                            prefetch(p);
+                        }
+                    } else {
+                        self.prefetch_port(out);
+                    }
+                }
+            }
+        }
+        if !self.lookahead {
+            return;
+        }
+        let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(1).map(|&e| Ev::from(e)) else {
             return;
         };
         let sw = self.links_rt[link as usize].to;
@@ -425,11 +483,14 @@ impl Sim {
         let Some(out) = self.predict_out(sw, self.arena.get(pkt)) else {
             return;
         };
-        if !self.lb_hooks && self.overlay == OverlayMode::None {
-            self.predicted = Some((pkt, link, out));
-        }
-        // The two lines an offer touches (see the layout of `Port`), and the third, with the
-        // ring, which it reads when the port holds two packets or more.
+        self.predicted_after = Some((pkt, link, out));
+        self.prefetch_port(out);
+    }
+
+    /// The two lines of a port an offer touches (see the layout of `Port`), and the third,
+    /// with the ring, which it reads when the port holds two packets or more.
+    #[inline]
+    fn prefetch_port(&self, out: u32) {
         if let Some(port) = self.ports.get(out as usize) {
             let p = port as *const Port as *const u8;
             prefetch(p);
@@ -534,6 +595,64 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The look-ahead window changes what is prefetched, never a result: one run with it and
+    /// one without give the same records. ECMP, so output ports are predicted, reused one
+    /// event later and used by `forward` (which checks them against the tables in debug
+    /// builds); a flapping and a lossy link, so routes change under predictions; Poisson
+    /// web-search flows with losses and timeouts.
+    #[test]
+    fn the_lookahead_window_changes_no_result() {
+        let sc = Scenario::load(
+            r#"
+            duration = "3ms"
+            drain = "10ms"
+            [topology]
+            kind = "leaf-spine"
+            leaves = 4
+            spines = 2
+            hosts_per_leaf = 4
+            host_rate = "10Gbps"
+            fabric_rate = "10Gbps"
+            [transport]
+            min_rto = "1ms"
+            [switch]
+            buffer = "30pkt"
+            [scheme]
+            name = "ecmp"
+            [[failures]]
+            link = "L0-S0"
+            kind = "flap"
+            at = "1ms"
+            period = "500us"
+            [[failures]]
+            link = "L1-S1"
+            kind = "lossy"
+            loss = 0.01
+            [[workload]]
+            pattern = "poisson"
+            cdf = "web-search"
+            load = 0.8
+            load_basis = "fabric"
+            cross_tor = true
+            "#,
+            crate::scenario::Format::Toml,
+            &[],
+        )
+        .unwrap();
+        let run = |on: bool| {
+            let mut sim = Sim::build(&sc).unwrap();
+            sim.set_lookahead(on);
+            sim.run(Default::default()).unwrap()
+        };
+        let (off, on) = (run(false), run(true));
+        assert!(off.flows.rows() > 20, "{} flows", off.flows.rows());
+        assert_eq!(off.flows.to_csv(), on.flows.to_csv());
+        assert_eq!(off.ports.to_csv(), on.ports.to_csv());
+        for k in ["packet_hops", "events", "drops"] {
+            assert_eq!(off.summary[k], on.summary[k], "{k}");
+        }
+    }
 
     /// "3bdp" and "1bdp" size each switch port by its own rate when the run starts (a
     /// degradation from time 0 counted, a later one not); host NICs are never sized.
