@@ -185,8 +185,9 @@ pub fn bench(name: &str) -> Result<BenchResult, Error> {
     bench_for(name, None)
 }
 
-/// [`bench`] with the simulated time replaced (`duration`, e.g. `"2ms"`): a short run, for
-/// counting instructions under callgrind (counts do not move with the machine's noise).
+/// [`bench`] with the simulated time replaced (`duration`, e.g. `"2ms"`, and no warm-up): a
+/// short run, for counting instructions under callgrind (counts do not move with the
+/// machine's noise).
 pub fn bench_for(name: &str, duration: Option<&str>) -> Result<BenchResult, Error> {
     let all = scenarios();
     let (n, desc, toml) = all
@@ -202,7 +203,12 @@ pub fn bench_for(name: &str, duration: Option<&str>) -> Result<BenchResult, Erro
             )
         })?;
     let overrides: Vec<(String, String)> = duration
-        .map(|d| vec![("duration".to_string(), format!("{d:?}"))])
+        .map(|d| {
+            vec![
+                ("duration".to_string(), format!("{d:?}")),
+                ("warmup".to_string(), "\"0s\"".to_string()),
+            ]
+        })
         .unwrap_or_default();
     let sc = Scenario::load(toml, Format::Toml, &overrides)?;
     // Writing 5 to clear_refs resets the peak (VmHWM) to the current resident set (Linux
@@ -268,6 +274,8 @@ mod tests {
     #[test]
     fn a_benchmark_can_be_shortened() {
         let r = bench_for("LS128", Some("20us")).unwrap();
+        // TESTBED's warm-up (1 s) goes with it.
+        assert!(bench_for("TESTBED", Some("10us")).is_ok());
         assert!((r.sim_time_s - 20e-6).abs() < 1e-12, "{}", r.sim_time_s);
         assert!(r.packet_hops > 0 && r.events >= r.packet_hops);
         let e = bench_for("LS128", Some("-1ms")).unwrap_err().to_string();

@@ -1,6 +1,6 @@
 //! `fabriclb-bench [--duration D] [NAME ...]`: run the named benchmarks (default: all), one
-//! JSON line each. `--duration 2ms` replaces their simulated time: a short run for counting
-//! instructions under callgrind (docs/BENCHMARKS.md).
+//! JSON line each. `--duration 2ms` replaces their simulated time (and drops the warm-up): a
+//! short run for counting instructions under callgrind (docs/BENCHMARKS.md).
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut duration = None;

@@ -11,10 +11,10 @@
 //!   every run when invariant checks are on.
 //! - There is no global state: each simulation owns its queue; two simulations in one process
 //!   never see each other.
-//! - The next event (with the look-ahead window on, the next [`LOOKAHEAD`]) is visible
-//!   ([`EventQueue::peek_ready`]) as things stand: an event scheduled before it runs may come
-//!   first. Peeking is for prefetching only; the order is the same with the window or without
-//!   (the unit tests run both).
+//! - The next event (with the look-ahead window on, the next [`LOOKAHEAD`] that are due
+//!   within `LOOKAHEAD_PS`) is visible ([`EventQueue::peek_ready`]) as things stand: an event
+//!   scheduled before it runs may come first. Peeking is for prefetching only; the order is the
+//!   same with the window or without (the unit tests run both).
 //!
 //! # Why a radix heap, and one event per packet-hop
 //! The pending set is a monotone radix heap keyed by time. Measured on the 2-core dev
@@ -78,7 +78,8 @@ impl<E: Copy + Default> EventQueue<E> {
     }
     /// Turn the look-ahead window on or off. It costs instructions on every event (about a
     /// tenth of a small run's), which pay back only when the next events' data is not in
-    /// cache. Only before the first pop; the order of events is the same either way.
+    /// cache. Only while no event is out of the heap (before the first pop); the order of
+    /// events is the same either way.
     pub fn set_lookahead(&mut self, on: bool) {
         assert!(
             self.ahead.len() == 0,
@@ -133,19 +134,25 @@ impl<E: Copy + Default> EventQueue<E> {
         self.now = t;
         Some((t, e))
     }
-    /// The `n`-th next event (0: the one the next pop returns) as things stand: with the
-    /// window, for `n` below [`LOOKAHEAD`] if it is out of the heap (due within `LOOKAHEAD_PS`
-    /// of the last popped); without, for `n` = 0. An event pushed before then may come first.
-    /// A hint for prefetching its data, never needed for correctness.
+    /// The `n`-th next event (0: the one the next pop returns) as things stand: the events
+    /// out of the heap (with the window: up to [`LOOKAHEAD`] due within `LOOKAHEAD_PS` of the
+    /// last popped, more when pushes landed among them), then the heap's next. An event pushed
+    /// before then may come first. A hint for prefetching its data, never needed for
+    /// correctness.
     #[inline]
     pub fn peek_ready(&self, n: usize) -> Option<&E> {
         if self.depth == 0 {
+            // The window is empty: the heap's next only.
             return if n == 0 { self.heap.peek_ready() } else { None };
         }
-        self.ahead.get(n).map(|x| &x.1)
+        match self.ahead.get(n) {
+            Some(x) => Some(&x.1),
+            None if n == self.ahead.len() => self.heap.peek_ready(),
+            None => None,
+        }
     }
     /// Time of the earliest pending event.
-    pub fn peek_time(&mut self) -> Option<Time> {
+    pub fn peek_time(&self) -> Option<Time> {
         match self.ahead.get(0) {
             Some(&(t, _)) => Some(t),
             None => self.heap.peek_time(),
@@ -298,6 +305,23 @@ mod tests {
             ]
         );
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn peeking_at_the_time_moves_nothing() {
+        // A push after a peek at the next time, earlier than it, still runs first.
+        for on in [false, true] {
+            let mut q = EventQueue::new();
+            q.set_lookahead(on);
+            q.push(10u64, 'a');
+            q.push(1_000_000, 'b');
+            assert_eq!(q.pop(), Some((10, 'a')));
+            assert_eq!(q.peek_time(), Some(1_000_000));
+            q.push(20, 'c');
+            assert_eq!(q.peek_time(), Some(20));
+            let order: Vec<(u64, char)> = std::iter::from_fn(|| q.pop()).collect();
+            assert_eq!(order, vec![(20, 'c'), (1_000_000, 'b')], "window {on}");
+        }
     }
 
     #[test]

@@ -153,14 +153,16 @@ impl<E: Copy> RadixQueue<E> {
     pub fn last(&self) -> u64 {
         self.last
     }
-    pub fn peek_time(&mut self) -> Option<u64> {
-        if self.len == 0 {
-            return None;
+    /// Time of the next entry, without reorganising the heap (a refill would move `last` on,
+    /// and a push before it would then be refused).
+    pub fn peek_time(&self) -> Option<u64> {
+        if self.b0_head < self.b0.len() {
+            Some(self.last)
+        } else if self.nonempty != 0 {
+            Some(self.min[self.lowest()].0)
+        } else {
+            None
         }
-        if self.b0_head == self.b0.len() {
-            self.refill();
-        }
-        Some(self.b0[self.b0_head].0)
     }
 }
 

@@ -66,7 +66,8 @@ impl<E: Copy + Default> Window<E> {
         while i > 0 && self.get(i - 1).is_some_and(|y| y.0 > x.0) {
             i -= 1;
         }
-        if i >= self.n {
+        if i > self.n || (i == self.n && (self.n == CAP || !self.spill.is_empty())) {
+            // After the ring's entries, and the ring is full or the spill already holds some.
             self.spill.insert(i - self.n, x);
             return;
         }
@@ -118,5 +119,9 @@ mod tests {
             assert_eq!(x, reference.remove(0));
         }
         assert!(reference.is_empty());
+        // An insertion into the empty window is popped (not left behind in the spill).
+        w.insert_sorted((3, 99));
+        assert_eq!(w.pop_front(), Some((3, 99)));
+        assert_eq!(w.len(), 0);
     }
 }

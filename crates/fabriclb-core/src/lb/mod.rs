@@ -69,8 +69,10 @@ pub enum OverlayMode {
 pub trait Balancer {
     /// Pick one of `cands` (at least two directed links) for `pkt` at switch `sw`.
     fn choose(&mut self, v: &mut LbView, sw: u32, pkt: &mut Packet, cands: &[u32]) -> u32;
-    /// The next hop [`Balancer::choose`] would pick, when it depends on the packet alone: a
-    /// hint for prefetching the output port one event early, never used to forward.
+    /// The next hop [`Balancer::choose`] would pick, when it depends on the packet and the
+    /// routes alone: for prefetching the output port before the packet arrives; `forward` uses
+    /// it instead of `choose` when the scheme has no arrival hooks and adds no overlay (it is
+    /// checked against the tables in debug builds).
     fn predict(&self, _sw: u32, _pkt: &Packet, _cands: &[u32]) -> Option<u32> {
         None
     }
