@@ -271,6 +271,17 @@ mod tests {
         }
     }
 
+    /// The look-ahead window is on where the ports exceed `LOOKAHEAD_MIN_PORT_BYTES`: in the
+    /// two large benchmarks only (docs/BENCHMARKS.md).
+    #[test]
+    fn the_window_is_on_in_the_large_benchmarks_only() {
+        for (name, _, toml) in &scenarios() {
+            let sc = Scenario::load(toml, Format::Toml, &[]).unwrap();
+            let on = crate::sim::Sim::build(&sc).unwrap().lookahead();
+            assert_eq!(on, ["LS2048", "FT2048"].contains(name), "{name}");
+        }
+    }
+
     #[test]
     fn a_benchmark_can_be_shortened() {
         let r = bench_for("LS128", Some("20us")).unwrap();

@@ -81,7 +81,7 @@ def over_baseline(df: pd.DataFrame, is_base: Any, key: Sequence[str], col: str) 
     ``key`` values, NaN where there is none: the per-seed ratios that the papers' normalised
     figures average."""
     base = df[is_base].set_index(list(key))[col]
-    ref = df.set_index(list(key)).index.map(lambda k: base.get(k, math.nan) if k in base.index else math.nan)
+    ref = df.set_index(list(key)).index.map(lambda k: base.get(k, math.nan))
     return df[col].to_numpy(dtype=float) / np.asarray(ref, dtype=float)
 
 
@@ -126,7 +126,7 @@ def fct_vs_load(records: Iterable[Any], *, facets: Sequence[str] = (), baseline:
     pairs = (("fct_ms", "fct_norm_base"), ("fct_lb_ms", "fct_lb_norm_base"), ("small_fct_ms", "small_norm_base"),
              ("large_fct_ms", "large_norm_base"), ("small_p99_fct_ms", "small_p99_norm_base"))
     for col, out in pairs:
-        df[out] = over_baseline(df, is_base, key, col) if is_base.any() else math.nan
+        df[out] = over_baseline(df, is_base, key, col)
     cols = ["fct_norm_ideal", "fct_norm_base", "fct_lb_norm_base", "small_norm_base", "large_norm_base", "small_p99_norm_base", "fct_ms",
             "fct_lb_ms", "small_fct_ms", "large_fct_ms", "flows", "unfinished"]
     out = seed_range(df, [*facets, "scheme", "load"], cols)

@@ -306,6 +306,12 @@ impl Sim {
         self.q.set_lookahead(on);
     }
 
+    /// Whether the look-ahead window is on.
+    #[cfg(test)]
+    pub(crate) fn lookahead(&self) -> bool {
+        self.lookahead
+    }
+
     /// Run to the end and produce the records.
     pub fn run(mut self, mut opts: RunOptions) -> Result<RunResult, Error> {
         let t0 = std::time::Instant::now();
@@ -432,45 +438,37 @@ impl Sim {
         }
     }
 
-    /// After an event (see `prefetch_next`): predict the next event's output port, exactly
-    /// (nothing runs in between), so that `forward` uses it, and start loading the port, or
-    /// with the window the port's oldest waiting packet (its lines were loaded one event
-    /// earlier); with the window, also start loading the port (predicted) or the connection of
-    /// the event after next, whose packet is in cache by now. A prediction made one event
-    /// earlier stands when the event in between was an arrival (an arrival changes no route,
-    /// and the schemes that predict keep no state).
+    /// After an event (see `prefetch_next`); without the window, `predict_next`. With it: for
+    /// the next event, predict its output port exactly (nothing runs in between), so that
+    /// `forward` uses it, and start loading the port's oldest waiting packet (the port's lines
+    /// were loaded one event earlier); for the event after next, whose packet is in cache by
+    /// now, start loading the port it will take (predicted) or its connection. A prediction made
+    /// one event earlier stands when the event in between was an arrival (an arrival changes
+    /// no route, and the schemes that predict keep no state).
     #[inline]
     fn prefetch_next_out(&mut self, after_arrival: bool) {
         // A prediction lives for two events at most.
         self.predicted = None;
+        if !self.lookahead {
+            self.predict_next();
+            return;
+        }
         let before = self.predicted_after.take();
         if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(0).map(|&e| Ev::from(e)) {
             let sw = self.links_rt[link as usize].to;
-            if self.g.is_host(sw) {
-                if !self.lookahead {
-                    self.prefetch_conn(self.arena.get(pkt));
+            let out = match before {
+                Some((p, l, out)) if after_arrival && p == pkt && l == link => Some(out),
+                _ if self.g.is_host(sw) => None,
+                _ => self.predict_out(sw, self.arena.get(pkt)),
+            };
+            if let Some(out) = out {
+                if !self.lb_hooks && self.overlay == OverlayMode::None {
+                    self.predicted = Some((pkt, link, out));
                 }
-            } else {
-                let out = match before {
-                    Some((p, l, out)) if after_arrival && p == pkt && l == link => Some(out),
-                    _ => self.predict_out(sw, self.arena.get(pkt)),
-                };
-                if let Some(out) = out {
-                    if !self.lb_hooks && self.overlay == OverlayMode::None {
-                        self.predicted = Some((pkt, link, out));
-                    }
-                    if self.lookahead {
-                        if let Some(p) = self.ports.get(out as usize).and_then(Port::waiting_hint) {
-                            prefetch(p);
-                        }
-                    } else {
-                        self.prefetch_port(out);
-                    }
+                if let Some(p) = self.ports.get(out as usize).and_then(Port::waiting_hint) {
+                    prefetch(p);
                 }
             }
-        }
-        if !self.lookahead {
-            return;
         }
         let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(1).map(|&e| Ev::from(e)) else {
             return;
@@ -484,6 +482,28 @@ impl Sim {
             return;
         };
         self.predicted_after = Some((pkt, link, out));
+        self.prefetch_port(out);
+    }
+
+    /// Without the window: the next event's packet is in cache (it was prefetched when this
+    /// event started); predict its output port, exactly, and start loading that port, or at a
+    /// host its connection.
+    #[inline]
+    fn predict_next(&mut self) {
+        let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(0).map(|&e| Ev::from(e)) else {
+            return;
+        };
+        let sw = self.links_rt[link as usize].to;
+        if self.g.is_host(sw) {
+            self.prefetch_conn(self.arena.get(pkt));
+            return;
+        }
+        let Some(out) = self.predict_out(sw, self.arena.get(pkt)) else {
+            return;
+        };
+        if !self.lb_hooks && self.overlay == OverlayMode::None {
+            self.predicted = Some((pkt, link, out));
+        }
         self.prefetch_port(out);
     }
 
