@@ -535,7 +535,7 @@ def test_a_rerun_over_the_cache_keeps_the_wall_time_of_the_run_that_computed_it(
     assert first_run(tmp_path, rerun) == {"points": 20, "wall_time_s": 600.0}
     write_result_json(tmp_path, {**rerun, "first_run": first_run(tmp_path, rerun)})
     assert first_run(tmp_path, {**rerun, "wall_time_s": 2.0}) == {"points": 20, "wall_time_s": 600.0}
-    for other in ({"mode": "full"}, {"seeds": 3}, {"points": 40}):
+    for other in ({"mode": "full"}, {"seeds": 3}, {"points": 40}, {"only": {"scheme": ["conga"]}}):
         assert first_run(tmp_path, {**rerun, **other}) is None, other
     assert first_run(tmp_path, {**rerun, "computed": 3}) is None  # this run computed some points only
     write_result_json(tmp_path, {**base, "computed": 7, "wall_time_s": 100.0})  # a partial run

@@ -167,7 +167,53 @@ def test_the_html_report_is_self_contained(smoke: Dict[str, Any]) -> None:
 
 
 @needs_core
+def test_a_part_of_the_grid_reads_the_cache_and_gives_the_same_cells(smoke: Dict[str, Any], tmp_path: Path) -> None:
+    """--only splits a long form into parts: a part reuses the whole run's cache and its cells
+    equal the whole's (a condition's ratios need all its schemes, so parts split by condition)."""
+    out = smoke["dir"].parent
+    whole = pd.read_csv(smoke["dir"] / "table.csv")
+    part = lab_exp.reproduce("leaderboard", tmp_path, mode="smoke", jobs=1, progress=False, cache=out / ".cache",
+                             only={"condition": [lb.SMOKE_CONDITION]})
+    assert part["computed"] == 0 and part["points"] == smoke["rec"]["points"] and "--only condition=" in part["command"]
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "leaderboard" / "table.csv"), whole)
+    two = lab_exp.reproduce("leaderboard", tmp_path / "two", mode="smoke", jobs=1, progress=False, cache=out / ".cache",
+                            only={"scheme": ["conga", "ecmp"]})
+    t = pd.read_csv(tmp_path / "two" / "leaderboard" / "table.csv")
+    assert two["computed"] == 0 and set(t["scheme"]) == {"conga", "ecmp"}
+    w = whole[whole["scheme"].isin(["conga", "ecmp"])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(t[["condition", "scheme", "metric", "value", "ratio_to_ecmp"]],
+                                  w[["condition", "scheme", "metric", "value", "ratio_to_ecmp"]])
+    assert "only scheme conga, ecmp" in (tmp_path / "two" / "leaderboard" / "report.md").read_text()
+    # A part's result.json is not the experiment's (the reproduction table reads the whole run's).
+    from fabriclb.lab.report import read_results
+
+    assert "leaderboard" in read_results(out) and "leaderboard" not in read_results(tmp_path / "two")
+
+
+@needs_core
+def test_a_part_reduces_to_its_conditions_only() -> None:
+    import fabriclb
+
+    ctx = lab_exp.Ctx(mode="full", seeds=3, schemes=tuple(fabriclb.schemes()), scenarios=Path(fabriclb.scenarios_dir()),
+                      only=(("condition", ("eman-1b", "fattree-k8")), ("scheme", ("ecmp", "conga"))))
+    t = lb._reduce([], ctx).table
+    assert list(dict.fromkeys(t["condition"])) == ["eman-1b", "fattree-k8"]
+    assert set(t["scheme"]) == {"ecmp", "conga"} and (t["note"] == "no point ran").all()
+
+
+@needs_core
 def test_bad_options(cli: CliRunner, tmp_path: Path) -> None:
+    p = cli("reproduce", "leaderboard", "--smoke", "--only", "workload=fat-tree", "--out", tmp_path / "o")
+    assert_clean_failure(p, 2, "leaderboard is run in parts by condition, scheme only")
+    p = cli("reproduce", "leaderboard", "--smoke", "--only", "scheme=ecmp,nope", "--out", tmp_path / "o")
+    assert_clean_failure(p, 2, "no point of this grid has scheme = nope; its values:")
+    p = cli("reproduce", "leaderboard", "--smoke", "--only", "scheme", "--out", tmp_path / "o")
+    assert_clean_failure(p, 2, "expected LABEL=V1,V2")
+    p = cli("reproduce", "conga-fig2", "--smoke", "--only", "scheme=ecmp", "--out", tmp_path / "o")
+    assert_clean_failure(p, 2, "conga-fig2 is not run in parts; experiments that are: leaderboard")
+    p = cli("reproduce", "leaderboard", "conga-fig2", "--smoke", "--only", "scheme=ecmp", "--out", tmp_path / "o")
+    assert_clean_failure(p, 2, "--only runs a part of one experiment's grid")
+    assert not (tmp_path / "o" / "leaderboard").exists() and not (tmp_path / "o" / "conga-fig2").exists()
     p = cli("reproduce", "leaderboard", "--seeds", "0", "--out", tmp_path / "o")
     assert p.returncode == 2 and "--seeds" in p.stderr
     p = cli("reproduce", "leaderboard", "--quick", "--smoke", "--out", tmp_path / "o")

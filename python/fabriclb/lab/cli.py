@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["register", "configure_reproduce", "configure_sweep", "cmd_reproduce", "cmd_sweep", "experiment_statuses", "list_rows"]
 
@@ -49,6 +49,9 @@ def configure_reproduce(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, metavar="DIR", help="output folder; each experiment writes DIR/NAME/")
     p.add_argument("--force", action="store_true", help="run even if the experiment is waiting for something (it will fail where that is needed)")
     p.add_argument("--skip-waiting", action="store_true", help="skip experiments that are waiting (listed, not an error)")
+    p.add_argument("--only", action="append", default=[], metavar="LABEL=V1,V2,...",
+                   help="run a part of the grid: the points with these label values, e.g. condition=fattree-k8 "
+                        "(repeatable; for the experiments run in parts, such as the leaderboard)")
     _backend_args(p)
 
 
@@ -87,7 +90,7 @@ def _empty_out(args: argparse.Namespace) -> bool:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .experiments import EXPERIMENTS, experiment_status, modes_of, reproduce
+    from .experiments import EXPERIMENTS, SelectionError, experiment_status, modes_of, reproduce
 
     mode = "smoke" if args.smoke else "quick" if args.quick else "settle" if args.settle else "full"
     names: List[str] = []
@@ -105,6 +108,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             return 2
         else:
             names.append(n)
+    only: Dict[str, List[str]] = {}
+    for o in args.only:
+        k, eq, v = o.partition("=")
+        vals = [x.strip() for x in v.split(",") if x.strip()]
+        if not eq or not k.strip() or not vals:
+            _fail(f"--only {o}: expected LABEL=V1,V2,... (e.g. condition=fattree-k8)")
+            return 2
+        only.setdefault(k.strip(), []).extend(vals)
+    if only and len(names) != 1:
+        _fail(f"--only runs a part of one experiment's grid, not of {len(names)} ({', '.join(names)})")
+        return 2
     if _empty_out(args):
         return 2
     code = 0
@@ -119,7 +133,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             continue
         try:
             rec = reproduce(n, args.out, mode=mode, seeds=args.seeds, jobs=args.jobs, ray=args.ray, cache=args.cache,
-                            progress=not args.quiet, force=args.force)
+                            progress=not args.quiet, force=args.force, only=only)
+        except SelectionError as e:
+            _fail(f"{n}: {e}")
+            return 2
         except RuntimeError as e:
             _fail(f"{n}: {e}")
             code = max(code, 3)

@@ -102,7 +102,8 @@ def write_result_json(out_dir: Path, rec: Mapping[str, Any]) -> None:
 
 
 def read_results(out_root: Path) -> Dict[str, Dict[str, Any]]:
-    """``result.json`` of every experiment folder under ``out_root`` (by experiment name)."""
+    """``result.json`` of every experiment folder under ``out_root`` (by experiment name), but
+    not a part's (``--only``)."""
     out: Dict[str, Dict[str, Any]] = {}
     if not out_root.is_dir():
         return out
@@ -113,6 +114,8 @@ def read_results(out_root: Path) -> Dict[str, Dict[str, Any]]:
                 rec = json.loads(p.read_text(encoding="utf-8"))
             except ValueError:
                 continue
+            if rec.get("only"):
+                continue  # a part of the grid (`--only`), not the experiment's run
             out[str(rec.get("name", d.name))] = rec
     return out
 

@@ -15,8 +15,6 @@ use crate::net::packet::Packet;
 use crate::net::topology::{Graph, Role, TopologyConfig};
 use crate::rng::{hash64, Rng};
 use crate::units::Time;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Bits of `overlay.aux_flags`.
 pub mod mark {
@@ -154,24 +152,6 @@ impl Clos {
     }
 }
 
-/// Hash of a flow-entry key (deterministic; no per-process seed).
-#[derive(Default)]
-pub struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = hash64(self.0 ^ b as u64);
-        }
-    }
-    fn write_u128(&mut self, x: u128) {
-        self.0 = hash64(x as u64 ^ hash64((x >> 64) as u64));
-    }
-}
-
 /// The key of switch `sw`'s entry for the packets from `src`:`sport` to `dst`:`dport`.
 #[inline]
 pub fn key(sw: u32, src: u32, dst: u32, sport: u16, dport: u16) -> u128 {
@@ -194,18 +174,27 @@ pub fn rev_key(sw: u32, p: &Packet) -> u128 {
     key(sw, p.dst, p.src, p.dport, p.sport)
 }
 
-#[derive(Clone, Copy, Debug)]
+/// A slot of [`FlowPins`]' table.
+#[derive(Clone, Copy, Debug, Default)]
 struct Pin {
-    val: u32,
+    key: u128,
     last: Time,
+    val: u32,
+    used: bool,
 }
 
 /// Exact-match flow entries of every switch (SCHEMES.md §2.4): (switch, 5-tuple) -> a value
 /// (a port, or a path), with the time of last use. An entry is alive while `now <= last +
 /// lifetime`; a hit refreshes it; a dead entry is removed when looked up, and all dead entries
 /// whenever the table has doubled since the last sweep (so finished flows do not accumulate).
+///
+/// An open-addressing table (linear probing, at most half full, deletion by backward shift),
+/// not a `HashMap`, so that the slot a key starts at can be prefetched ([`FlowPins::prefetch`]):
+/// at FT2048 the lookup that every packet makes at every switch missed the cache
+/// (docs/BENCHMARKS.md). Nothing depends on where an entry sits.
 pub struct FlowPins {
-    map: HashMap<u128, Pin, BuildHasherDefault<KeyHasher>>,
+    slots: Vec<Pin>,
+    len: usize,
     lifetime: Time,
     /// A new entry for a key with a live one is ignored (the authors' list: the first match
     /// wins) instead of replacing it.
@@ -216,7 +205,8 @@ pub struct FlowPins {
 impl FlowPins {
     pub fn new(lifetime: Time, keep_first: bool) -> FlowPins {
         FlowPins {
-            map: HashMap::default(),
+            slots: vec![Pin::default(); 16],
+            len: 0,
             lifetime,
             keep_first,
             sweep_at: 1024,
@@ -226,42 +216,112 @@ impl FlowPins {
     fn alive(&self, p: &Pin, now: Time) -> bool {
         now <= p.last.saturating_add(self.lifetime)
     }
+    /// The slot where the search for `k` starts (deterministic: no per-process seed).
+    #[inline]
+    fn home(&self, k: u128) -> usize {
+        hash64(k as u64 ^ hash64((k >> 64) as u64)) as usize & (self.slots.len() - 1)
+    }
+    /// `Ok(slot)` holding `k`, or `Err(first free slot)` on its probe path.
+    #[inline]
+    fn find(&self, k: u128) -> Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(k);
+        loop {
+            let p = &self.slots[i];
+            if !p.used {
+                return Err(i);
+            }
+            if p.key == k {
+                return Ok(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+    /// Start loading the slot where a lookup of `k` begins (a hint).
+    #[inline]
+    pub fn prefetch(&self, k: u128) {
+        crate::engine::prefetch(&self.slots[self.home(k)] as *const Pin as *const u8);
+    }
     /// The live entry's value for `k`, refreshed to `now`.
     #[inline]
     pub fn lookup(&mut self, k: u128, now: Time) -> Option<u32> {
-        let lifetime = self.lifetime;
-        match self.map.get_mut(&k) {
-            Some(p) if now <= p.last.saturating_add(lifetime) => {
-                p.last = now;
-                Some(p.val)
-            }
-            Some(_) => {
-                self.map.remove(&k);
-                None
-            }
-            None => None,
+        let i = self.find(k).ok()?;
+        if self.alive(&self.slots[i], now) {
+            self.slots[i].last = now;
+            Some(self.slots[i].val)
+        } else {
+            self.remove_at(i);
+            None
         }
+    }
+    /// Empty slot `i`, moving back the entries after it on the probe run that may no longer be
+    /// reachable (those whose home slot is not between the hole and them).
+    fn remove_at(&mut self, mut hole: usize) {
+        let mask = self.slots.len() - 1;
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            if !self.slots[j].used {
+                break;
+            }
+            let h = self.home(self.slots[j].key);
+            let reachable = if hole <= j {
+                hole < h && h <= j
+            } else {
+                hole < h || h <= j
+            };
+            if !reachable {
+                self.slots[hole] = self.slots[j];
+                hole = j;
+            }
+        }
+        self.slots[hole].used = false;
+        self.len -= 1;
     }
     /// Install `val` for `k` at `now`.
     pub fn install(&mut self, k: u128, val: u32, now: Time) {
-        if self.keep_first {
-            if let Some(p) = self.map.get(&k) {
-                if self.alive(p, now) {
+        match self.find(k) {
+            Ok(i) => {
+                if self.keep_first && self.alive(&self.slots[i], now) {
                     return;
+                }
+                self.slots[i].val = val;
+                self.slots[i].last = now;
+            }
+            Err(i) => {
+                self.slots[i] = Pin {
+                    key: k,
+                    last: now,
+                    val,
+                    used: true,
+                };
+                self.len += 1;
+                if 2 * self.len > self.slots.len() {
+                    self.rebuild(2 * self.slots.len(), Time::MAX);
                 }
             }
         }
-        self.map.insert(k, Pin { val, last: now });
-        if self.map.len() >= self.sweep_at {
-            let lifetime = self.lifetime;
-            self.map
-                .retain(|_, p| now <= p.last.saturating_add(lifetime));
-            self.sweep_at = (2 * self.map.len()).max(1024);
+        if self.len >= self.sweep_at {
+            let size = self.slots.len();
+            self.rebuild(size, now);
+            self.sweep_at = (2 * self.len).max(1024);
+        }
+    }
+    /// Re-insert every entry alive at `until` (`Time::MAX`: every entry) into `size` slots.
+    fn rebuild(&mut self, size: usize, until: Time) {
+        let old = std::mem::replace(&mut self.slots, vec![Pin::default(); size]);
+        self.len = 0;
+        for p in old {
+            if p.used && (until == Time::MAX || self.alive(&p, until)) {
+                let i = self.find(p.key).unwrap_err();
+                self.slots[i] = p;
+                self.len += 1;
+            }
         }
     }
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len
     }
 }
 
@@ -490,6 +550,45 @@ mod tests {
             // Another switch, or the other direction, has no entry.
             assert_eq!(p.lookup(key(4, 1, 2, 10, 80), 0), None);
             assert_eq!(p.lookup(key(3, 2, 1, 80, 10), 0), None);
+        }
+    }
+
+    #[test]
+    fn the_table_answers_as_a_map_would() {
+        // Against a HashMap with the same lifetime rules: many keys over few slots, so probe
+        // runs wrap around the table and lookups of dead entries delete from their middle.
+        use std::collections::HashMap;
+        for keep_first in [false, true] {
+            let mut rng = crate::rng::Rng::new(11, 2);
+            let lifetime = 50;
+            let mut p = FlowPins::new(lifetime, keep_first);
+            let mut m: HashMap<u128, (u32, Time)> = HashMap::new();
+            let mut now = 0;
+            for step in 0..60_000u32 {
+                now += rng.below(3);
+                let k = key(rng.below(4) as u32, rng.below(200) as u32, 0, 0, 0);
+                if rng.below(2) == 0 {
+                    p.install(k, step, now);
+                    let live = m.get(&k).is_some_and(|&(_, last)| now <= last + lifetime);
+                    if !(keep_first && live) {
+                        m.insert(k, (step, now));
+                    }
+                } else {
+                    let want = match m.get_mut(&k) {
+                        Some((v, last)) if now <= *last + lifetime => {
+                            *last = now;
+                            Some(*v)
+                        }
+                        Some(_) => {
+                            m.remove(&k);
+                            None
+                        }
+                        None => None,
+                    };
+                    assert_eq!(p.lookup(k, now), want, "step {step}");
+                }
+                assert!(2 * p.len() <= p.slots.len());
+            }
         }
     }
 

@@ -223,6 +223,10 @@ impl Balancer for ExpeditusSocc {
         true
     }
 
+    fn prefetch(&self, sw: u32, pkt: &Packet) {
+        self.pins.prefetch(fwd_key(sw, pkt));
+    }
+
     fn on_arrival(&mut self, v: &mut LbView, sw: u32, in_link: u32, pkt: &mut Packet) {
         let d = &v.g.links[in_link as usize];
         let (ts, tf) = (self.clos.tier(sw), self.clos.tier(d.from));

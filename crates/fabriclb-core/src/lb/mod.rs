@@ -76,6 +76,9 @@ pub trait Balancer {
     fn predict(&self, _sw: u32, _pkt: &Packet, _cands: &[u32]) -> Option<u32> {
         None
     }
+    /// Start loading what [`Balancer::choose`] will read of the scheme's own state for `pkt`
+    /// at `sw` (a hint, called with `predict`, one or two events before the packet arrives).
+    fn prefetch(&self, _sw: u32, _pkt: &Packet) {}
     /// Whether the scheme reads the ports' DREs (when none does, the simulator skips updating
     /// them: nothing else can observe them).
     fn reads_dre(&self) -> bool {

@@ -33,7 +33,7 @@
 //! module, this module calls `stats`; neither `stats` nor anything below imports `sim` or
 //! `api` (tests aside).
 
-use crate::engine::{EventQueue, LOOKAHEAD};
+use crate::engine::{prefetch, EventQueue, LOOKAHEAD};
 use crate::error::Error;
 use crate::host::{Hosts, NetRef, TimerKind};
 use crate::lb::{Balancer, OverlayMode};
@@ -102,18 +102,6 @@ pub struct RunOptions<'a> {
 /// core's L2 cache here (1 MiB). The window costs about a tenth of the instructions of a small
 /// run, and gains about a fifth at LS2048, whose ports alone are 2 MiB (docs/BENCHMARKS.md).
 pub(crate) const LOOKAHEAD_MIN_PORT_BYTES: usize = 1 << 20;
-
-/// A cache prefetch hint (no effect on results; a no-op off x86-64).
-#[inline(always)]
-fn prefetch(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch is a hint; it never faults, even for an invalid address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ev {

@@ -26,12 +26,12 @@ import json
 import shlex
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import pandas as pd
 
 from ..report import claims_markdown, write_report, write_result_json
-from ..sweep import run_points
+from ..sweep import PointSpec, run_points
 from . import conga, conga_ablation, conga_flowlets, conga_hdfs, conga_mptcp_ablation, eman, expeditus, leaderboard
 from .common import (
     COMPARABLE,
@@ -54,6 +54,7 @@ from .eman import max_flow_gbps
 
 __all__ = [
     "Experiment",
+    "SelectionError",
     "Claim",
     "Ctx",
     "Reduction",
@@ -96,16 +97,24 @@ def experiment_names() -> List[str]:
     return list(EXPERIMENTS)
 
 
-def _command(name: str, mode: str, seeds: Optional[int], out: Path, ray: Optional[str]) -> str:
+def _command(name: str, mode: str, seeds: Optional[int], out: Path, ray: Optional[str],
+             only: Sequence[Tuple[str, Sequence[str]]] = ()) -> str:
     parts = ["fabriclb", "reproduce", name]
     if mode != "full":
         parts.append(f"--{mode}")
     if seeds:
         parts += ["--seeds", str(seeds)]
+    for k, vs in only:
+        parts += ["--only", f"{k}={','.join(vs)}"]
     if ray:
         parts += ["--ray", ray]
     parts += ["--out", str(out)]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def _form(rec: Mapping[str, Any]) -> Tuple[Any, ...]:
+    """What makes two runs of an experiment the same form (a record without "only" is whole)."""
+    return rec.get("mode"), rec.get("seeds"), rec.get("only") or {}, rec.get("points")
 
 
 def _first_run(exp_dir: Path, rec: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
@@ -121,13 +130,45 @@ def _first_run(exp_dir: Path, rec: Mapping[str, Any]) -> Optional[Dict[str, Any]
         prev = json.loads((exp_dir / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if any(prev.get(k) != rec[k] for k in ("mode", "seeds", "points")):
+    if _form(prev) != _form(rec):
         return None
     if prev.get("first_run"):
         return prev["first_run"]
     if prev.get("computed") == prev.get("points"):
         return {"points": prev["points"], "wall_time_s": prev.get("wall_time_s")}
     return None
+
+
+class SelectionError(ValueError):
+    """An ``only`` the experiment cannot take: it is not run in parts, or it names a label it is
+    not split by or a value its grid does not have."""
+
+
+def _only(name: str, exp: Experiment, only: Optional[Mapping[str, Union[str, Sequence[str]]]]) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """``only`` as sorted (label, values as text) pairs, for the labels ``exp.parts`` allows."""
+    if not only:
+        return ()
+    if not exp.parts:
+        can = [n for n, e in EXPERIMENTS.items() if e.parts]
+        raise SelectionError(f"--only: {name} is not run in parts; experiments that are: {', '.join(can)}")
+    out = []
+    for k, vs in sorted(only.items()):
+        if k not in exp.parts:
+            raise SelectionError(f"--only {k}=...: {name} is run in parts by {', '.join(exp.parts)} only")
+        out.append((k, tuple(str(v) for v in ((vs,) if isinstance(vs, str) else vs))))
+    return tuple(out)
+
+
+def _select(points: List[PointSpec], ctx: Ctx) -> List[PointSpec]:
+    """The grid's points ``ctx.only`` keeps; a value no point has is an error (a typo would
+    otherwise run nothing)."""
+    for k, vs in ctx.only:
+        have = sorted({str(dict(p.labels)[k]) for p in points if k in dict(p.labels)})
+        bad = [v for v in vs if v not in have]
+        if bad:
+            raise SelectionError(f"--only {k}={','.join(vs)}: no point of this grid has {k} = {', '.join(bad)}; "
+                                 f"its values: {', '.join(have) or 'none'}")
+    return [p for p in points if all(ctx.keeps(k, dict(p.labels).get(k)) for k, _ in ctx.only)]
 
 
 def reproduce(
@@ -141,14 +182,19 @@ def reproduce(
     cache: Optional[PathLike] = None,
     progress: bool = True,
     force: bool = False,
+    only: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> Dict[str, Any]:
     """Run experiment ``name`` and write ``out/name/{table.csv, plot.png, report.md,
     result.json}``. ``mode``: "full", "settle" (where the experiment has it), "quick" or "smoke"; ``seeds``:
     runs per point (default: the paper's for full and settle, 1 otherwise); ``cache``: the result cache (default ``out/.cache``,
-    shared by all experiments written under ``out``). Returns the result record: name, claim,
+    shared by all experiments written under ``out``); ``only``: for an experiment with
+    ``parts``, run only the grid's points whose labels take these values (e.g.
+    ``{"condition": ["fattree-k8"]}``): a long form in parts sharing the cache; the part's
+    report covers those points, and its result.json is not the experiment's (a run without
+    ``only`` afterwards reads every point from the cache and writes the whole). Returns the result record: name, claim,
     ours, status, claims (one row per paper number), mode, failed points, table. Raises
     ``RuntimeError`` when the experiment is waiting for something, ``KeyError`` for an unknown
-    name."""
+    name, ``SelectionError`` for an ``only`` it cannot take."""
     if name not in EXPERIMENTS:
         raise KeyError(f"unknown experiment '{name}'; known: {', '.join(EXPERIMENTS)}")
     if mode not in MODES:
@@ -160,12 +206,13 @@ def reproduce(
     status = experiment_status(exp)
     if status != "ready" and not force:
         raise RuntimeError(f"{name} is {status}")
+    only_t = _only(name, exp, only)
     out_root = Path(out)
     exp_dir = out_root / name
-    exp_dir.mkdir(parents=True, exist_ok=True)
-    command = _command(name, mode, seeds, out_root, ray)
+    command = _command(name, mode, seeds, out_root, ray, only_t)
     t0 = time.time()
     if exp.delegate:
+        exp_dir.mkdir(parents=True, exist_ok=True)
         from ...analysis.experiments import run_experiment
 
         res = run_experiment(exp.delegate, exp_dir, quick=mode != "full", seed=0)
@@ -184,8 +231,9 @@ def reproduce(
     assert exp.grid and exp.reduce and exp.plot and exp.ours
     n_seeds = seeds if seeds else default_seeds(exp, mode)
     schemes, _ = core_lists()
-    ctx = Ctx(mode=mode, seeds=n_seeds, schemes=schemes, scenarios=scenarios_dir())
-    points = exp.grid(ctx)
+    ctx = Ctx(mode=mode, seeds=n_seeds, schemes=schemes, scenarios=scenarios_dir(), only=only_t)
+    points = _select(exp.grid(ctx), ctx)
+    exp_dir.mkdir(parents=True, exist_ok=True)
     results = run_points(points, cache=cache or out_root / ".cache", tables=exp.tables, jobs=jobs, ray=ray,
                          progress=progress, desc=name)
     failed = [(", ".join(f"{k}={v}" for k, v in r.spec.labels) + f", seed={r.seed}", r.error or "") for r in results if not r.ok]
@@ -206,7 +254,7 @@ def reproduce(
     if failed and status in ("match", "partial"):
         status += " (some points failed)"
     rec = {"name": name, "paper": exp.paper, "figure": exp.figure, "claim": exp.claim, "ours": ours, "status": status,
-           "claims": claim_rows, "mode": mode, "seeds": n_seeds, "points": len(points),
+           "claims": claim_rows, "mode": mode, "seeds": n_seeds, "only": {k: list(vs) for k, vs in only_t}, "points": len(points),
            "computed": sum(r.status == "computed" for r in results), "failed": failed, "command": command,
            "wall_time_s": round(time.time() - t0, 2)}
     rec["first_run"] = _first_run(exp_dir, rec)

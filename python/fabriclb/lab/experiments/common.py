@@ -47,15 +47,23 @@ TAGS = (COMPARABLE, CONCEPTUAL, NOT_COMPARABLE)
 @dataclass
 class Ctx:
     """What a grid builder or reducer may read: the mode, the number of seeds, the schemes
-    the core has, and where the scenarios are."""
+    the core has, where the scenarios are, and the part of the grid to run (``--only``)."""
 
     mode: str
     seeds: int
     schemes: Tuple[str, ...]
     scenarios: Path
+    #: ``--only``: (label, values kept) pairs, for the labels of `Experiment.parts`.
+    only: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
 
     def seed_list(self) -> List[int]:
         return list(range(1, self.seeds + 1))
+
+    def keeps(self, label: str, value: Any) -> bool:
+        """Whether ``--only`` keeps this value of ``label`` (every value of a label it does not
+        name); values compare as text."""
+        keep = dict(self.only).get(label)
+        return keep is None or str(value) in keep
 
     def has(self, scheme: str) -> bool:
         return scheme in self.schemes
@@ -133,6 +141,9 @@ class Experiment:
     #: result record so far: name, title, claim, ours, status, claims, command, mode, notes,
     #: failed, seeds, points, computed, wall_time_s) -> the extra files it wrote.
     report: Optional[Callable[[Path, "Reduction", Mapping[str, Any]], List[str]]] = None
+    #: Labels by which the grid may be run in parts (``--only LABEL=V1,V2``): those by which
+    #: the reducer's rows are independent, so that a part's rows are the whole run's.
+    parts: Tuple[str, ...] = ()
     #: docs/LAB.md's grid rows of its own (mode, workload, grid, seeds, duration, warm-up,
     #: drain, points), when they must not depend on the schemes the core has.
     protocol: Optional[Callable[[], List[List[str]]]] = None

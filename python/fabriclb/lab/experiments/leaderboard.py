@@ -302,14 +302,15 @@ TABLE_COLUMNS = ["condition", "scheme", "metric", "value", "seeds", "min", "max"
 
 
 def _reduce(points: List[PointResult], ctx: Ctx) -> Reduction:
-    by_cond = {c.name: c for c in conditions_for(ctx.mode)}
+    by_cond = {c.name: c for c in conditions_for(ctx.mode) if ctx.keeps("condition", c.name)}
     per: Dict[Tuple[str, str], List[PointResult]] = {}
     for p in points:
         per.setdefault((p.labels["condition"], p.labels["scheme"]), []).append(p)
     rows: List[Dict[str, Any]] = []
     costs: List[Dict[str, Any]] = []
+    schemes = [s for s in ctx.schemes if ctx.keeps("scheme", s)]
     for c in by_cond.values():
-        for s in ctx.schemes:
+        for s in schemes:
             pts = per.get((c.name, s), [])
             problem = None if pts else (cell_problem(c, s, ctx.mode, ctx.scenarios) or "no point ran")
             ok = [p for p in pts if p.ok]
@@ -446,9 +447,11 @@ def _na_reasons(t: pd.DataFrame) -> List[str]:
     return out
 
 
-def _conditions_table(mode: str) -> pd.DataFrame:
+def _conditions_table(mode: str, names: Sequence[str]) -> pd.DataFrame:
     rows = []
     for c in conditions_for(mode):
+        if c.name not in names:
+            continue
         rl = c.run_length(mode) or c.run_length("full")
         assert rl is not None
         rows.append({"condition": c.name, "scenario": f"scenarios/{c.scenario}",
@@ -490,6 +493,8 @@ def _report(exp_dir: Path, red: Reduction, rec: Mapping[str, Any]) -> List[str]:
         mode_text = "smoke run: one condition, a few milliseconds; it checks the pipeline only"
     else:
         mode_text = f"standard form, {rec['seeds']} seed(s) per cell"
+    if rec.get("only"):
+        mode_text += "; only " + "; ".join(f"{k} {', '.join(vs)}" for k, vs in rec["only"].items())
     costs = red.extra.get("points", pd.DataFrame())
     head = [
         ("Paper", "every paper of the field; the conditions each argued from (below)"),
@@ -523,7 +528,7 @@ def _report(exp_dir: Path, red: Reduction, rec: Mapping[str, Any]) -> List[str]:
         md += ["## Why cells are n/a", ""] + [f"- {x}" for x in na] + [""]
     if failed:
         md += ["## Failed points", ""] + [f"- {lab}: {err}" for lab, err in failed] + [""]
-    md += ["## Conditions", "", markdown_table(_conditions_table(mode), max_rows=100), ""]
+    md += ["## Conditions", "", markdown_table(_conditions_table(mode, list(t["condition"].unique())), max_rows=100), ""]
     md += [claims_markdown(rec.get("claims", ())), "## Notes", ""] + [f"- {n}" for n in notes] + [""]
     md += ["Files: " + ", ".join(f"`{f}`" for f in files) + ". How the leaderboard is defined: docs/LEADERBOARD.md.", ""]
     (exp_dir / "report.md").write_text("\n".join(md), encoding="utf-8")
@@ -549,7 +554,7 @@ def _report(exp_dir: Path, red: Reduction, rec: Mapping[str, Any]) -> List[str]:
         h += ["<h2>Why cells are n/a</h2>", "<ul>" + "".join(f"<li>{inline(x)}</li>" for x in na) + "</ul>"]
     if failed:
         h += ["<h2>Failed points</h2>", "<ul>" + "".join(f"<li>{inline(f'{a}: {b}')}</li>" for a, b in failed) + "</ul>"]
-    h += ["<h2>Conditions</h2>", _html_table(_conditions_table(mode))]
+    h += ["<h2>Conditions</h2>", _html_table(_conditions_table(mode, list(t["condition"].unique())))]
     claims = pd.DataFrame(list(rec.get("claims", ())), columns=["paper", "tag", "rule", "ours", "verdict"])
     h += ["<h2>The paper's numbers</h2>", _html_table(claims)]
     h += ["<h2>Notes</h2>", "<ul>" + "".join(f"<li>{inline(n)}</li>" for n in notes) + "</ul>"]
@@ -610,5 +615,7 @@ EXPERIMENTS = [
         plot_file="heatmap.png",
         report=_report,
         protocol=protocol_rows,
+        # A condition's cells need only its own points (its ratios are within it).
+        parts=("condition", "scheme"),
     ),
 ]
