@@ -48,7 +48,7 @@ pub use crate::units::Time;
 /// A cache prefetch hint for the data of events to come (no effect on results; a no-op off
 /// x86-64).
 #[inline(always)]
-pub fn prefetch(p: *const u8) {
+pub(crate) fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch is a hint; it never faults, even for an invalid address.
     unsafe {

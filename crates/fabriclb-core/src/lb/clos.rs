@@ -66,8 +66,20 @@ pub fn check_topology(topo: &TopologyConfig, scheme: &str) -> Result<(), Error> 
 /// The fabric by tier (hosts 0, leaves / edges 1, spines / aggregation 2, cores 3) and each
 /// switch's uplinks (ports to the tier above) in port order: an uplink's position is its
 /// index among them.
+/// What the hooks read of a directed link on every packet: the tiers of its two ends and the
+/// link back. 8 bytes, where the topology's record is 40 and the tiers a second read: at
+/// FT2048 these reads were 58-73% of Expeditus' hooks' samples (docs/BENCHMARKS.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub from_tier: u8,
+    pub to_tier: u8,
+    pub reverse: u32,
+}
+
 pub struct Clos {
     tier: Vec<u8>,
+    /// Per directed link.
+    hops: Vec<Hop>,
     pod: Vec<u32>,
     ups: Vec<Vec<u32>>,
     /// Most uplinks of any switch.
@@ -98,12 +110,25 @@ impl Clos {
                     .collect()
             })
             .collect();
+        let hops = (g.links.iter())
+            .map(|d| Hop {
+                from_tier: tier[d.from as usize],
+                to_tier: tier[d.to as usize],
+                reverse: d.reverse,
+            })
+            .collect();
         Clos {
             max_ups: ups.iter().map(Vec::len).max().unwrap_or(0),
             pod: g.nodes.iter().map(|n| n.pod).collect(),
             tier,
+            hops,
             ups,
         }
+    }
+    /// Directed link `l`'s ends' tiers and its reverse.
+    #[inline]
+    pub fn hop(&self, l: u32) -> Hop {
+        self.hops[l as usize]
     }
     #[inline]
     pub fn tier(&self, n: u32) -> u8 {
@@ -174,8 +199,9 @@ pub fn rev_key(sw: u32, p: &Packet) -> u128 {
     key(sw, p.dst, p.src, p.dport, p.sport)
 }
 
-/// A slot of [`FlowPins`]' table.
+/// A slot of [`FlowPins`]' table: 32 bytes, aligned so that one cache line holds it all.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 struct Pin {
     key: u128,
     last: Time,
@@ -254,8 +280,8 @@ impl FlowPins {
             None
         }
     }
-    /// Empty slot `i`, moving back the entries after it on the probe run that may no longer be
-    /// reachable (those whose home slot is not between the hole and them).
+    /// Empty slot `hole`, moving back the entries after it on the probe run that would no
+    /// longer be reachable (those whose home slot is not between the hole and them).
     fn remove_at(&mut self, mut hole: usize) {
         let mask = self.slots.len() - 1;
         let mut j = hole;
@@ -297,22 +323,22 @@ impl FlowPins {
                 };
                 self.len += 1;
                 if 2 * self.len > self.slots.len() {
-                    self.rebuild(2 * self.slots.len(), Time::MAX);
+                    self.rebuild(2 * self.slots.len(), None);
                 }
             }
         }
         if self.len >= self.sweep_at {
             let size = self.slots.len();
-            self.rebuild(size, now);
+            self.rebuild(size, Some(now));
             self.sweep_at = (2 * self.len).max(1024);
         }
     }
-    /// Re-insert every entry alive at `until` (`Time::MAX`: every entry) into `size` slots.
-    fn rebuild(&mut self, size: usize, until: Time) {
+    /// Re-insert into `size` slots every entry, or with `alive_at` only those alive then.
+    fn rebuild(&mut self, size: usize, alive_at: Option<Time>) {
         let old = std::mem::replace(&mut self.slots, vec![Pin::default(); size]);
         self.len = 0;
         for p in old {
-            if p.used && (until == Time::MAX || self.alive(&p, until)) {
+            if p.used && alive_at.is_none_or(|t| self.alive(&p, t)) {
                 let i = self.find(p.key).unwrap_err();
                 self.slots[i] = p;
                 self.len += 1;
@@ -564,11 +590,16 @@ mod tests {
             let mut p = FlowPins::new(lifetime, keep_first);
             let mut m: HashMap<u128, (u32, Time)> = HashMap::new();
             let mut now = 0;
-            for step in 0..60_000u32 {
+            let mut sweeps = 0;
+            for step in 0..200_000u32 {
                 now += rng.below(3);
-                let k = key(rng.below(4) as u32, rng.below(200) as u32, 0, 0, 0);
+                // Enough keys for the table to pass 1024 entries and be swept.
+                let k = key(rng.below(4) as u32, rng.below(2000) as u32, 0, 0, 0);
+                let before = p.len();
                 if rng.below(2) == 0 {
                     p.install(k, step, now);
+                    // An install removes entries only by sweeping (the map keeps dead ones).
+                    sweeps += (p.len() < before) as u32;
                     let live = m.get(&k).is_some_and(|&(_, last)| now <= last + lifetime);
                     if !(keep_first && live) {
                         m.insert(k, (step, now));
@@ -588,7 +619,60 @@ mod tests {
                     assert_eq!(p.lookup(k, now), want, "step {step}");
                 }
                 assert!(2 * p.len() <= p.slots.len());
+                if sweeps == 0 {
+                    assert_eq!(p.len(), m.len(), "step {step}");
+                }
             }
+            assert!(sweeps > 5, "{sweeps} sweeps");
+        }
+    }
+
+    #[test]
+    fn a_removal_across_the_end_of_the_table_keeps_the_rest_reachable() {
+        // Three keys whose search starts at the last slot (they sit in 15, 0 and 1) and one
+        // that starts at 0 (it sits in 2); removing the first (dead when looked up) must move
+        // the others back across the end of the table, where they can still be found.
+        let mut p = FlowPins::new(50, false);
+        assert_eq!(p.slots.len(), 16);
+        let probe = &FlowPins::new(1, false);
+        let with_home = |h: usize| {
+            (0..)
+                .map(|i| key(0, i, 0, 0, 0))
+                .filter(move |&k| probe.home(k) == h)
+        };
+        let last: Vec<u128> = with_home(15).take(3).collect();
+        let first = with_home(0).next().unwrap();
+        p.install(last[0], 1, 0);
+        for (i, &k) in [last[1], last[2], first].iter().enumerate() {
+            p.install(k, 2 + i as u32, 100);
+        }
+        assert_eq!((p.find(last[2]), p.find(first)), (Ok(1), Ok(2)));
+        assert_eq!(p.lookup(last[0], 120), None); // dead: removed
+        assert_eq!(
+            (p.find(last[1]), p.find(last[2]), p.find(first)),
+            (Ok(15), Ok(0), Ok(1))
+        );
+        assert_eq!(
+            [
+                p.lookup(last[1], 120),
+                p.lookup(last[2], 120),
+                p.lookup(first, 120)
+            ],
+            [Some(2), Some(3), Some(4)]
+        );
+        assert_eq!(p.len(), 3);
+    }
+
+    #[test]
+    fn hops_hold_the_tiers_of_each_links_ends() {
+        let f = Fx::fat_tree4();
+        let c = Clos::new(&f.g);
+        for (l, d) in f.g.links.iter().enumerate() {
+            let h = c.hop(l as u32);
+            assert_eq!(
+                (h.from_tier, h.to_tier, h.reverse),
+                (c.tier(d.from), c.tier(d.to), d.reverse)
+            );
         }
     }
 

@@ -110,15 +110,7 @@ impl ExpeditusConfig {
 
     pub fn build(&self, ctx: &BuildCtx) -> Expeditus {
         let clos = Clos::new(ctx.g);
-        let hops = (ctx.g.links.iter())
-            .map(|d| Hop {
-                from_tier: clos.tier(d.from),
-                to_tier: clos.tier(d.to),
-                reverse: d.reverse,
-            })
-            .collect();
         Expeditus {
-            hops,
             scit: vec![(0, 0); ctx.g.links.len()],
             scit_timeout: self.scit_timeout.0,
             pins: FlowPins::new(self.entry_lifetime.0, false),
@@ -133,20 +125,8 @@ impl ExpeditusConfig {
     }
 }
 
-/// What the hooks read of a directed link on every packet: the tiers of its two ends and the
-/// link back. 8 bytes, where the topology's record is 40 and the tiers a second read: at
-/// FT2048 these reads were 58-73% of the hooks' samples (docs/BENCHMARKS.md).
-#[derive(Clone, Copy)]
-struct Hop {
-    from_tier: u8,
-    to_tier: u8,
-    reverse: u32,
-}
-
 pub struct Expeditus {
     clos: Clos,
-    /// Per directed link.
-    hops: Vec<Hop>,
     /// SCIT, per uplink X -> U: the occupancy of U -> X last stamped, and when.
     scit: Vec<(u16, Time)>,
     scit_timeout: Time,
@@ -240,7 +220,7 @@ impl Balancer for Expeditus {
     }
 
     fn on_arrival(&mut self, v: &mut LbView, sw: u32, in_link: u32, pkt: &mut Packet) {
-        let h = self.hops[in_link as usize];
+        let h = self.clos.hop(in_link);
         debug_assert_eq!(v.g.links[in_link as usize].to, sw);
         let (ts, tf) = (h.to_tier, h.from_tier);
         if tf <= ts {
@@ -279,7 +259,7 @@ impl Balancer for Expeditus {
     }
 
     fn on_departure(&mut self, v: &mut LbView, sw: u32, out_link: u32, pkt: &mut Packet) {
-        let h = self.hops[out_link as usize];
+        let h = self.clos.hop(out_link);
         debug_assert_eq!(v.g.links[out_link as usize].from, sw);
         let (ts, tt) = (h.from_tier, h.to_tier);
         if tt == 0 {

@@ -228,8 +228,9 @@ impl Balancer for ExpeditusSocc {
     }
 
     fn on_arrival(&mut self, v: &mut LbView, sw: u32, in_link: u32, pkt: &mut Packet) {
-        let d = &v.g.links[in_link as usize];
-        let (ts, tf) = (self.clos.tier(sw), self.clos.tier(d.from));
+        let h = self.clos.hop(in_link);
+        debug_assert_eq!(v.g.links[in_link as usize].to, sw);
+        let (ts, tf) = (h.to_tier, h.from_tier);
         if tf == 0 {
             return;
         }
@@ -237,7 +238,7 @@ impl Balancer for ExpeditusSocc {
         if tf <= ts || !pkt.is(flags::SYN) {
             return;
         }
-        let up = d.reverse;
+        let up = h.reverse;
         let synack = pkt.is(flags::ACK);
         if ts == 1 && !synack {
             // Between pods, at the destination edge: max(InRate(uplink a), header[a]).
@@ -263,10 +264,9 @@ impl Balancer for ExpeditusSocc {
     }
 
     fn on_departure(&mut self, v: &mut LbView, sw: u32, out_link: u32, pkt: &mut Packet) {
-        let (ts, tt) = (
-            self.clos.tier(sw),
-            self.clos.tier(v.g.links[out_link as usize].to),
-        );
+        let h = self.clos.hop(out_link);
+        debug_assert_eq!(v.g.links[out_link as usize].from, sw);
+        let (ts, tt) = (h.from_tier, h.to_tier);
         if tt == 0 {
             return;
         }

@@ -77,7 +77,8 @@ pub trait Balancer {
         None
     }
     /// Start loading what [`Balancer::choose`] will read of the scheme's own state for `pkt`
-    /// at `sw` (a hint, called with `predict`, one or two events before the packet arrives).
+    /// at `sw` (a hint: two events before the packet arrives with the look-ahead window, one
+    /// without; only for schemes with switch hooks).
     fn prefetch(&self, _sw: u32, _pkt: &Packet) {}
     /// Whether the scheme reads the ports' DREs (when none does, the simulator skips updating
     /// them: nothing else can observe them).

@@ -74,14 +74,7 @@ impl Sim {
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),
-            _ => {
-                // Only schemes with switch hooks keep per-packet state worth loading early
-                // (and the others pay no call for it).
-                if self.lb_hooks {
-                    self.lb.prefetch(sw, p);
-                }
-                self.lb.predict(sw, p, cands)
-            }
+            _ => self.lb.predict(sw, p, cands),
         }
     }
 

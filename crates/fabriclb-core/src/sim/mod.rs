@@ -466,6 +466,7 @@ impl Sim {
             self.prefetch_conn(self.arena.get(pkt));
             return;
         }
+        self.prefetch_lb(sw, self.arena.get(pkt));
         let Some(out) = self.predict_out(sw, self.arena.get(pkt)) else {
             return;
         };
@@ -486,6 +487,7 @@ impl Sim {
             self.prefetch_conn(self.arena.get(pkt));
             return;
         }
+        self.prefetch_lb(sw, self.arena.get(pkt));
         let Some(out) = self.predict_out(sw, self.arena.get(pkt)) else {
             return;
         };
@@ -493,6 +495,16 @@ impl Sim {
             self.predicted = Some((pkt, link, out));
         }
         self.prefetch_port(out);
+    }
+
+    /// What the scheme will read of its own state for the packet at switch `sw`
+    /// (`Balancer::prefetch`): only schemes with switch hooks keep such state, and the others
+    /// pay no call for it.
+    #[inline]
+    fn prefetch_lb(&self, sw: u32, pk: &Packet) {
+        if self.lb_hooks {
+            self.lb.prefetch(sw, pk);
+        }
     }
 
     /// The two lines of a port an offer touches (see the layout of `Port`), and the third,
