@@ -100,6 +100,11 @@ impl<E: Copy + Default> EventQueue<E> {
         );
         self.depth = if on { LOOKAHEAD } else { 0 };
     }
+    /// Whether the look-ahead window is on.
+    #[inline]
+    pub fn lookahead(&self) -> bool {
+        self.depth != 0
+    }
     /// Time of the event being run (or last run).
     #[inline]
     pub fn now(&self) -> Time {

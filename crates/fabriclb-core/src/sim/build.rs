@@ -246,7 +246,6 @@ impl Sim {
             links_rt,
             predicted: None,
             predicted_after: None,
-            lookahead: false,
             overlay,
             hdr_bytes,
             dre: DreParams {
