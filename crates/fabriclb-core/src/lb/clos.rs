@@ -63,9 +63,6 @@ pub fn check_topology(topo: &TopologyConfig, scheme: &str) -> Result<(), Error> 
     }
 }
 
-/// The fabric by tier (hosts 0, leaves / edges 1, spines / aggregation 2, cores 3) and each
-/// switch's uplinks (ports to the tier above) in port order: an uplink's position is its
-/// index among them.
 /// What the hooks read of a directed link on every packet: the tiers of its two ends and the
 /// link back. 8 bytes, where the topology's record is 40 and the tiers a second read: at
 /// FT2048 these reads were 58-73% of Expeditus' hooks' samples (docs/BENCHMARKS.md).
@@ -76,6 +73,9 @@ pub struct Hop {
     pub reverse: u32,
 }
 
+/// The fabric by tier (hosts 0, leaves / edges 1, spines / aggregation 2, cores 3) and each
+/// switch's uplinks (ports to the tier above) in port order: an uplink's position is its
+/// index among them.
 pub struct Clos {
     tier: Vec<u8>,
     /// Per directed link.
