@@ -497,6 +497,54 @@ dst = ["R"]
 }
 
 #[test]
+fn shared_pool_stays_exact_when_a_port_fails_and_recovers_within_a_packet() {
+    // S->R runs at 1 Gbps until 1 ms (a 1500 B packet takes 12 us), so it always has a packet
+    // on the wire. Then it goes down for 1 ns (its queue is flushed) and comes back at its
+    // nominal 100 Gbps, and the next packets from A (5 Gbps, constant rate) leave long before
+    // the flushed head would have: the pool must not count them after they have left. The
+    // flaps of S-B make the simulator check every pool against its ports every 50 ns (after
+    // every link change), so a count that runs late fails the run (an invariant violation).
+    let toml = r#"
+duration = "2ms"
+drain = "0s"
+[topology]
+kind = "explicit"
+switches = [{name = "S", role = "leaf"}]
+hosts = [{name = "A", attach = "S", rate = "10Gbps"}, {name = "B", attach = "S", rate = "10Gbps"}, {name = "R", attach = "S", rate = "100Gbps"}]
+links = []
+[switch]
+buffer = "1000pkt"
+shared_buffer = "1000pkt"
+shared_alpha = 1.0
+[[workload]]
+pattern = "cbr"
+flows = [{src = "A", dst = "R", rate = "5Gbps"}]
+[[failures]]
+link = "S-R"
+kind = "degrade"
+rate = "1Gbps"
+until = "1ms"
+[[failures]]
+link = "S-R"
+kind = "down"
+at = "1ms"
+until = "1000001ns"
+[[failures]]
+link = "S-B"
+kind = "flap"
+period = "100ns"
+at = "999us"
+until = "1030us"
+"#;
+    let r = run(toml);
+    assert!(
+        port_value(&r, "S->R#0", "wire_losses") >= 1.0,
+        "the failure cut a packet on the wire"
+    );
+    assert!(port_value(&r, "S->R#0", "tx_bytes") > 1e5);
+}
+
+#[test]
 fn port_averages_cover_the_measurement_interval_only() {
     // A 2.5 MB flow (~2 ms) fills its sender's NIC queue before the warm-up ends; a 1.25 MB
     // flow (1 ms at 10 Gbps) to H5 runs inside the interval [6 ms, 10 ms]. The run ends at

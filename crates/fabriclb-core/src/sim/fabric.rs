@@ -55,7 +55,10 @@ fn shared_limit(pool: u64, alpha: f64, cap: u64, q: u64, used: u64) -> u64 {
 #[derive(Default)]
 pub(super) struct PoolRt {
     pub(super) used_bytes: u64,
-    /// (time, link), earliest first: at most one entry per port.
+    /// (time, link), earliest first: at most one live entry per port, the one at the time its
+    /// `PoolLink::due` holds. A failure flushes the port and clears `due`, so that the port's
+    /// next packet gets a new entry at its own departure (a packet after a quick recovery can
+    /// leave before the flushed head would have); the old entry is skipped when it comes up.
     pub(super) due: std::collections::BinaryHeap<std::cmp::Reverse<(Time, u32)>>,
 }
 
@@ -98,6 +101,10 @@ impl Sim {
                 break;
             }
             self.pools_rt[sw].due.pop();
+            if self.pool_links[link as usize].due != t {
+                // Left by a failure, which emptied the port (see `PoolRt`).
+                continue;
+            }
             self.ports[link as usize].advance(now);
             self.pool_sync(sw, link);
             let next = self.ports[link as usize].next_departure();

@@ -46,11 +46,12 @@ impl Sim {
                     if self.link_up[li] {
                         self.link_up[li] = false;
                         self.ports[li].fail(now);
-                        // The flush frees the pool at once (the port's pool entry, if any,
-                        // comes due later and finds it empty).
+                        // The flush frees the pool at once, and the port's pool entry, if
+                        // any, goes stale: its next packet gets a new one (see `PoolRt`).
                         if !self.pools_rt.is_empty() {
                             let from = self.g.links[li].from as usize;
                             self.pool_sync(from, l);
+                            self.pool_links[li].due = Time::MAX;
                         }
                         self.links_rt[li].epoch = self.ports[li].epoch;
                     }
