@@ -1,106 +1,87 @@
 //! The look-ahead window: the next events, in order, already taken out of the heap, so the
-//! simulator can see a few events ahead (see `EventQueue`). A fixed ring of `CAP` entries
-//! (a few instructions per event), with a spill queue behind it for the rare case of more.
+//! simulator can see a few events ahead (see `EventQueue`). A vector read from a head index
+//! (no wrap-around arithmetic on the three reads and two updates of every event); the part
+//! already read is dropped once it is longer than `COMPACT_AT`, which moves the few live entries
+//! to the front.
 
 use super::Time;
-use std::collections::VecDeque;
 
-const CAP: usize = 8;
+/// Entries read before the vector is compacted.
+const COMPACT_AT: usize = 32;
 
 pub(super) struct Window<E: Copy> {
-    ring: [(Time, E); CAP],
+    /// The entries from `head` on, in order.
+    buf: Vec<(Time, E)>,
     head: usize,
-    /// Entries in the ring.
-    n: usize,
-    /// Entries after the ring's, once it is full (pushes landing among the taken-out events).
-    spill: VecDeque<(Time, E)>,
 }
 
-impl<E: Copy + Default> Window<E> {
+impl<E: Copy> Window<E> {
     pub(super) fn new() -> Self {
         Window {
-            ring: [(0, E::default()); CAP],
+            buf: Vec::with_capacity(2 * COMPACT_AT),
             head: 0,
-            n: 0,
-            spill: VecDeque::new(),
         }
     }
     #[inline]
     pub(super) fn len(&self) -> usize {
-        self.n + self.spill.len()
+        self.buf.len() - self.head
     }
     #[inline]
     pub(super) fn get(&self, i: usize) -> Option<&(Time, E)> {
-        if i < self.n {
-            Some(&self.ring[(self.head + i) % CAP])
-        } else {
-            self.spill.get(i - self.n)
-        }
+        self.buf.get(self.head + i)
     }
     #[inline]
     pub(super) fn push_back(&mut self, x: (Time, E)) {
-        if self.n < CAP && self.spill.is_empty() {
-            self.ring[(self.head + self.n) % CAP] = x;
-            self.n += 1;
-        } else {
-            self.spill.push_back(x);
+        if self.head >= COMPACT_AT {
+            self.compact();
         }
+        self.buf.push(x);
     }
     #[inline]
     pub(super) fn pop_front(&mut self) -> Option<(Time, E)> {
-        if self.n == 0 {
-            return None;
-        }
-        let x = self.ring[self.head];
-        self.head = (self.head + 1) % CAP;
-        self.n -= 1;
-        if let Some(y) = self.spill.pop_front() {
-            self.ring[(self.head + self.n) % CAP] = y;
-            self.n += 1;
+        let x = *self.buf.get(self.head)?;
+        self.head += 1;
+        if self.head == self.buf.len() {
+            self.buf.clear();
+            self.head = 0;
         }
         Some(x)
     }
-    /// Insert after the last entry at or before `x.0`.
+    /// Drop the entries already read.
+    #[cold]
+    fn compact(&mut self) {
+        self.buf.drain(..self.head);
+        self.head = 0;
+    }
+    /// Insert after the last entry at or before `x.0`. Rare (a push among the events already
+    /// taken out), so out of line: `EventQueue::push` stays small enough to inline.
+    #[inline(never)]
     pub(super) fn insert_sorted(&mut self, x: (Time, E)) {
-        let mut i = self.len();
-        while i > 0 && self.get(i - 1).is_some_and(|y| y.0 > x.0) {
-            i -= 1;
+        if self.head >= COMPACT_AT {
+            self.compact();
         }
-        if i > self.n || (i == self.n && (self.n == CAP || !self.spill.is_empty())) {
-            // After the ring's entries, and the ring is full or the spill already holds some.
-            self.spill.insert(i - self.n, x);
-            return;
-        }
-        if self.n == CAP {
-            // The ring's last entry moves to the front of the spill queue.
-            let last = self.ring[(self.head + CAP - 1) % CAP];
-            self.spill.push_front(last);
-            self.n -= 1;
-        }
-        // Shift the entries from `i` on one place back.
-        let mut j = self.n;
-        while j > i {
-            self.ring[(self.head + j) % CAP] = self.ring[(self.head + j - 1) % CAP];
-            j -= 1;
-        }
-        self.ring[(self.head + i) % CAP] = x;
-        self.n += 1;
+        let i = self.buf[self.head..].partition_point(|y| y.0 <= x.0);
+        self.buf.insert(self.head + i, x);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
 
     #[test]
-    fn keeps_order_through_the_spill() {
-        // Against a sorted Vec with the same "after equal times" rule, past the ring's size.
+    fn keeps_order_through_compaction() {
+        // Against a sorted Vec with the same "after equal times" rule, over many more reads
+        // than `COMPACT_AT`, with the window sometimes emptied and sometimes long.
+        let mut rng = Rng::new(11, 0);
         let mut w: Window<u32> = Window::new();
         let mut reference: Vec<(Time, u32)> = vec![];
-        let times = [5u64, 9, 9, 20, 3, 9, 30, 1, 25, 9, 40, 2, 9, 50, 0, 7];
-        for (k, &t) in times.iter().enumerate() {
-            let x = (t, k as u32);
-            if k % 3 == 0 && reference.last().is_none_or(|l| l.0 <= t) {
+        let mut now = 0;
+        for k in 0..5_000u32 {
+            let t = now + rng.below(20);
+            let x = (t, k);
+            if rng.below(2) == 0 && reference.last().is_none_or(|l| l.0 <= t) {
                 w.push_back(x);
                 reference.push(x);
             } else {
@@ -108,18 +89,32 @@ mod tests {
                 let i = reference.partition_point(|y| y.0 <= t);
                 reference.insert(i, x);
             }
+            // Pop more often than push in one phase (the window empties), less in the other.
+            let pops = if (k / 500) % 2 == 0 {
+                rng.below(3)
+            } else {
+                rng.below(2)
+            };
+            for _ in 0..pops {
+                let got = w.pop_front();
+                assert_eq!(got, (!reference.is_empty()).then(|| reference.remove(0)));
+                if let Some((t, _)) = got {
+                    now = t;
+                }
+            }
             assert_eq!(w.len(), reference.len());
             let got: Vec<_> = (0..w.len()).map(|i| *w.get(i).unwrap()).collect();
             assert_eq!(got, reference);
-            if k % 5 == 4 {
-                assert_eq!(w.pop_front(), Some(reference.remove(0)));
-            }
+            assert_eq!(w.get(w.len()), None);
+            // What was read is dropped at the next insertion past `COMPACT_AT` (and at most
+            // two pops followed it here).
+            assert!(w.head < COMPACT_AT + 3, "{} entries read and kept", w.head);
         }
         while let Some(x) = w.pop_front() {
             assert_eq!(x, reference.remove(0));
         }
         assert!(reference.is_empty());
-        // An insertion into the empty window is popped (not left behind in the spill).
+        // An insertion into the empty window is the next popped.
         w.insert_sorted((3, 99));
         assert_eq!(w.pop_front(), Some((3, 99)));
         assert_eq!(w.len(), 0);

@@ -222,10 +222,7 @@ impl Sim {
                 let corrupt = port.corrupts(|| self.loss_rng.f64());
                 let arrive = end + port.delay_ps;
                 if let Some((q, cap)) = over {
-                    self.violate(format!(
-                        "queue of link {} holds {q} bytes, above its capacity {cap}",
-                        self.g.link_name(link)
-                    ));
+                    self.queue_over_capacity(link, q, cap);
                 }
                 let p = self.arena.get_mut(id);
                 if marked {
@@ -243,6 +240,15 @@ impl Sim {
                 None
             }
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn queue_over_capacity(&mut self, link: u32, q: u64, cap: u64) {
+        self.violate(format!(
+            "queue of link {} holds {q} bytes, above its capacity {cap}",
+            self.g.link_name(link)
+        ));
     }
 
     #[inline]

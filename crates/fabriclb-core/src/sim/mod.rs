@@ -2,7 +2,7 @@
 //! event-ordering contract (time, then FIFO among equal times) is the engine's
 //! (`engine/mod.rs`).
 //!
-//! Event kinds (one `match` dispatches them):
+//! Event kinds (`run` hands arrivals straight to the datapath; one `match`, `dispatch`, the rest):
 //! - `Arrive { pkt, link }`: the packet's last bit reaches the far end of `link`. Counts one
 //!   packet-hop. At a switch the packet is routed and offered to an output port at once (output
 //!   queueing, no switching delay); at a host it goes to the host layer (`host`).
@@ -175,13 +175,23 @@ impl From<Ev> for PackedEv {
     }
 }
 
+impl PackedEv {
+    /// The packet and link of an `Arrive` (one comparison: the hot loop and the prefetches
+    /// ask this of every event), `None` for the other kinds.
+    #[inline(always)]
+    fn arrival(self) -> Option<(PktId, u32)> {
+        let hi = (self.0 >> 32) as u32;
+        (hi < KIND0).then_some((self.0 as u32, hi))
+    }
+}
+
 impl From<PackedEv> for Ev {
     #[inline]
     fn from(p: PackedEv) -> Ev {
-        let (hi, lo) = ((p.0 >> 32) as u32, p.0 as u32);
-        if hi < KIND0 {
-            return Ev::Arrive { pkt: lo, link: hi };
+        if let Some((pkt, link)) = p.arrival() {
+            return Ev::Arrive { pkt, link };
         }
+        let (hi, lo) = ((p.0 >> 32) as u32, p.0 as u32);
         match hi - KIND0 {
             0 => Ev::Flow,
             1 => Ev::Rto { conn: lo },
@@ -274,14 +284,22 @@ impl Sim {
         }
     }
 
-    #[inline]
+    /// Every packet-hop schedules once: the report of a past time stays out of line, so that
+    /// the common path inlines into its callers without the formatting's register saves.
+    #[inline(always)]
     fn schedule(&mut self, t: Time, ev: Ev) {
         if !self.q.push(t, ev.into()) {
-            let now = self.q.now();
-            self.violate(format!(
-                "event {ev:?} scheduled at {t} ps, before the current time {now} ps"
-            ));
+            self.scheduled_in_past(t, ev);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn scheduled_in_past(&mut self, t: Time, ev: Ev) {
+        let now = self.q.now();
+        self.violate(format!(
+            "event {ev:?} scheduled at {t} ps, before the current time {now} ps"
+        ));
     }
 
     /// Turn the event queue's look-ahead window and the staged prefetching on or off (before
@@ -311,9 +329,15 @@ impl Sim {
             }
             self.c.events += 1;
             self.prefetch_next();
-            let ev = Ev::from(ev);
-            self.dispatch(t, ev);
-            self.prefetch_next_out(matches!(ev, Ev::Arrive { .. }));
+            // Packet arrivals (nearly every event) go straight to the datapath; the rest to
+            // `dispatch`, out of line.
+            let arrival = ev.arrival();
+            if let Some((pkt, link)) = arrival {
+                self.arrive(t, pkt, link);
+            } else {
+                self.dispatch(t, Ev::from(ev));
+            }
+            self.prefetch_next_out(arrival.is_some());
             if self.c.events >= next_check {
                 next_check = self.c.events + (1 << 16);
                 if let Some(v) = self.violation.take() {
@@ -403,7 +427,7 @@ impl Sim {
     #[inline]
     fn prefetch_next(&self) {
         let n = if self.q.lookahead() { LOOKAHEAD - 1 } else { 0 };
-        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(n).map(|&e| Ev::from(e)) {
+        if let Some((pkt, link)) = self.q.peek_ready(n).and_then(|e| e.arrival()) {
             // The packet's network line (and its transport line at a host), and when DREs
             // are kept, what `arrive` reads of the port: the delay in the first line, the DRE
             // in the second. (Each prefetch holds a fill buffer: fetch no more than needed.)
@@ -439,7 +463,7 @@ impl Sim {
             return;
         }
         let before = self.predicted_after.take();
-        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(0).map(|&e| Ev::from(e)) {
+        if let Some((pkt, link)) = self.q.peek_ready(0).and_then(|e| e.arrival()) {
             let sw = self.links_rt[link as usize].to;
             let out = match before {
                 Some((p, l, out)) if after_arrival && p == pkt && l == link => Some(out),
@@ -455,7 +479,7 @@ impl Sim {
                 }
             }
         }
-        if let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(1).map(|&e| Ev::from(e)) {
+        if let Some((pkt, link)) = self.q.peek_ready(1).and_then(|e| e.arrival()) {
             if let Some(out) = self.prefetch_out(pkt, link) {
                 self.predicted_after = Some((pkt, link, out));
             }
@@ -467,7 +491,7 @@ impl Sim {
     /// host its connection.
     #[inline]
     fn predict_next(&mut self) {
-        let Some(Ev::Arrive { pkt, link }) = self.q.peek_ready(0).map(|&e| Ev::from(e)) else {
+        let Some((pkt, link)) = self.q.peek_ready(0).and_then(|e| e.arrival()) else {
             return;
         };
         if let Some(out) = self.prefetch_out(pkt, link) {
@@ -537,7 +561,8 @@ impl Sim {
         Ok(())
     }
 
-    #[inline]
+    /// Every event other than a packet's arrival (`run` handles those itself).
+    #[inline(never)]
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::Arrive { pkt, link } => self.arrive(now, pkt, link),
@@ -740,7 +765,13 @@ mod tests {
             Ev::Cbr { flow: u32::MAX },
         ];
         for ev in cases {
-            assert_eq!(Ev::from(PackedEv::from(ev)), ev);
+            let p = PackedEv::from(ev);
+            assert_eq!(Ev::from(p), ev);
+            let arrival = match ev {
+                Ev::Arrive { pkt, link } => Some((pkt, link)),
+                _ => None,
+            };
+            assert_eq!(p.arrival(), arrival, "{ev:?}");
         }
         assert_eq!(std::mem::size_of::<PackedEv>(), 8);
     }
