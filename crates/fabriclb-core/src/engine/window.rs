@@ -1,8 +1,8 @@
 //! The look-ahead window: the next events, in order, already taken out of the heap, so the
 //! simulator can see a few events ahead (see `EventQueue`). A vector read from a head index
-//! (no wrap-around arithmetic on the three reads and two updates of every event); the part
-//! already read is dropped once it is longer than `COMPACT_AT`, which moves the few live entries
-//! to the front.
+//! (no wrap-around arithmetic on the three reads and two updates of every event). It is cleared
+//! when read to the end; otherwise the part already read is dropped at the next insertion once
+//! it holds `COMPACT_AT` entries or more, which moves the few live entries to the front.
 
 use super::Time;
 
@@ -78,6 +78,7 @@ mod tests {
         let mut w: Window<u32> = Window::new();
         let mut reference: Vec<(Time, u32)> = vec![];
         let mut now = 0;
+        let mut emptied = 0;
         for k in 0..5_000u32 {
             let t = now + rng.below(20);
             let x = (t, k);
@@ -89,17 +90,19 @@ mod tests {
                 let i = reference.partition_point(|y| y.0 <= t);
                 reference.insert(i, x);
             }
-            // Pop more often than push in one phase (the window empties), less in the other.
+            // Pop more often than push in one phase (the window empties), less in the other
+            // (it grows past `COMPACT_AT`).
             let pops = if (k / 500) % 2 == 0 {
-                rng.below(3)
+                rng.below(4)
             } else {
                 rng.below(2)
             };
             for _ in 0..pops {
                 let got = w.pop_front();
                 assert_eq!(got, (!reference.is_empty()).then(|| reference.remove(0)));
-                if let Some((t, _)) = got {
-                    now = t;
+                match got {
+                    Some((t, _)) => now = t,
+                    None => emptied += 1,
                 }
             }
             assert_eq!(w.len(), reference.len());
@@ -107,9 +110,10 @@ mod tests {
             assert_eq!(got, reference);
             assert_eq!(w.get(w.len()), None);
             // What was read is dropped at the next insertion past `COMPACT_AT` (and at most
-            // two pops followed it here).
-            assert!(w.head < COMPACT_AT + 3, "{} entries read and kept", w.head);
+            // three pops followed it here).
+            assert!(w.head < COMPACT_AT + 4, "{} entries read and kept", w.head);
         }
+        assert!(emptied > 100, "the window emptied {emptied} times");
         while let Some(x) = w.pop_front() {
             assert_eq!(x, reference.remove(0));
         }

@@ -76,7 +76,8 @@ impl Sim {
         let mut out = std::mem::take(&mut self.hosts.out);
         // TSQ needs to know when the NIC will have sent each of the sender's data segments.
         let tsq = self.hosts.tcp.tsq_bytes > 0;
-        for mut pk in out.drain(..) {
+        // In place: a packet is 128 bytes, copied once, into the arena.
+        for pk in out.iter_mut() {
             // Constant-rate flows bypass the shim (pinned by their own header).
             let shim = self.hosts.shim.as_mut().filter(|_| pk.conn & CBR_CONN == 0);
             if let Some(s) = shim {
@@ -86,12 +87,12 @@ impl Sim {
                     salts: &self.salts,
                     ports: &self.ports,
                 };
-                s.on_send(now, &mut pk, &v);
+                s.on_send(now, pk, &v);
             }
             self.c.sent += 1;
             let (payload, conn, host) = (pk.payload, pk.conn, pk.src);
-            let by_sender = tsq && self.hosts.sent_by_sender(&pk);
-            let id = self.arena.alloc(pk);
+            let by_sender = tsq && self.hosts.sent_by_sender(pk);
+            let id = self.arena.alloc(*pk);
             let link = self.g.host_uplink[host as usize];
             let end = self.transmit(now, link, id);
             if let (true, Some(end)) = (by_sender, end) {
@@ -101,6 +102,7 @@ impl Sim {
                 self.sync_shim_timer(host);
             }
         }
+        out.clear();
         self.hosts.out = out;
         for i in 0..self.hosts.touched.len() {
             let (conn, sender) = self.hosts.touched[i];
@@ -141,22 +143,26 @@ impl Sim {
     }
 
     pub(super) fn deliver(&mut self, now: Time, id: PktId) {
-        let pk = *self.arena.get(id);
-        self.arena.free(id);
         self.c.delivered += 1;
         let net = net_ref!(self);
+        // Read in place (no copy of the 128-byte packet); its slot is freed before the hosts'
+        // new packets take slots, as if freed first (the host layer takes none).
+        let pk = self.arena.get(id);
         if let Some(pt) = self.path_trace.as_mut() {
             if let (true, Some(&f)) = (pk.payload > 0, pt.conns.get(&pk.conn)) {
                 *pt.bytes.entry((f, pk.path_hash)).or_default() += pk.payload as u64;
             }
         }
         if self.hosts.shim.is_some() && pk.conn & CBR_CONN == 0 {
+            let pk = *pk;
+            self.arena.free(id);
             let host = pk.dst;
             self.hosts.deliver_through_shim(&net, now, pk);
             self.flush_hosts(now);
             self.sync_shim_timer(host);
         } else {
-            self.hosts.deliver(&net, now, &pk);
+            self.hosts.deliver(&net, now, pk);
+            self.arena.free(id);
             self.flush_hosts(now);
         }
     }

@@ -561,7 +561,8 @@ impl Sim {
         Ok(())
     }
 
-    /// Every event other than a packet's arrival (`run` handles those itself).
+    /// Every event other than a packet's arrival (`run` hands those to `arrive` itself; the
+    /// match keeps the arm so that it stays whole).
     #[inline(never)]
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
@@ -763,6 +764,7 @@ mod tests {
             Ev::Shim { host: 5 },
             Ev::Stop { flow: 8 },
             Ev::Cbr { flow: u32::MAX },
+            Ev::Job { pipe: u32::MAX },
         ];
         for ev in cases {
             let p = PackedEv::from(ev);
