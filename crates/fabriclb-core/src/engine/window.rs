@@ -32,9 +32,7 @@ impl<E: Copy> Window<E> {
     }
     #[inline]
     pub(super) fn push_back(&mut self, x: (Time, E)) {
-        if self.head >= COMPACT_AT {
-            self.compact();
-        }
+        self.drop_read();
         self.buf.push(x);
     }
     #[inline]
@@ -47,7 +45,13 @@ impl<E: Copy> Window<E> {
         }
         Some(x)
     }
-    /// Drop the entries already read.
+    /// Before an insertion: drop the entries already read once there are `COMPACT_AT` or more.
+    #[inline]
+    fn drop_read(&mut self) {
+        if self.head >= COMPACT_AT {
+            self.compact();
+        }
+    }
     #[cold]
     fn compact(&mut self) {
         self.buf.drain(..self.head);
@@ -57,9 +61,7 @@ impl<E: Copy> Window<E> {
     /// taken out), so out of line: `EventQueue::push` stays small enough to inline.
     #[inline(never)]
     pub(super) fn insert_sorted(&mut self, x: (Time, E)) {
-        if self.head >= COMPACT_AT {
-            self.compact();
-        }
+        self.drop_read();
         let i = self.buf[self.head..].partition_point(|y| y.0 <= x.0);
         self.buf.insert(self.head + i, x);
     }
