@@ -32,11 +32,6 @@ pub struct RadixQueue<E: Copy> {
     nonempty: u64,
 }
 
-#[inline]
-fn bucket(t: u64, last: u64) -> usize {
-    (64 - (t ^ last).leading_zeros()) as usize
-}
-
 impl<E: Copy> RadixQueue<E> {
     pub fn new() -> Self {
         RadixQueue {
@@ -55,10 +50,12 @@ impl<E: Copy> RadixQueue<E> {
     }
     #[inline]
     fn put(&mut self, t: u64, e: E) {
-        let b = bucket(t, self.last);
-        if b == 0 {
+        let x = t ^ self.last;
+        if x == 0 {
             self.b0.push((t, e));
         } else {
+            // The highest differing bit, plus one (`ilog2` of a non-zero value: one `bsr`).
+            let b = x.ilog2() as usize + 1;
             // Strictly earlier only: the first entry at the minimum time stays the FIFO head.
             if t < self.min[b].0 {
                 self.min[b] = (t, Some(e));
