@@ -6,7 +6,10 @@ machine's drift. A change meant to be byte-identical must give the same packet-h
 counts: the script stops if the two builds differ. Build each binary with
 `cargo build --release -p fabriclb-core --bin fabriclb-bench` at its commit.
 
-    python3 tools/ab_bench.py OLD_BINARY NEW_BINARY N [LS128 FT432 LS2048]
+    python3 tools/ab_bench.py OLD_BINARY NEW_BINARY N [--duration D] [LS128 FT432 LS2048]
+
+`--duration D` (e.g. `20ms`) shortens every benchmark's simulated time, for the long ones
+(FT2048 takes over a minute a run).
 """
 import json
 import statistics
@@ -14,8 +17,8 @@ import subprocess
 import sys
 
 
-def hops_per_s(binary: str, bench: str, counts: dict) -> float:
-    out = subprocess.run([binary, bench], capture_output=True, text=True, check=True).stdout
+def hops_per_s(binary: str, bench: str, counts: dict, extra: list) -> float:
+    out = subprocess.run([binary, *extra, bench], capture_output=True, text=True, check=True).stdout
     r = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
     c = counts.setdefault(bench, (r["packet_hops"], r["events"]))
     if c != (r["packet_hops"], r["events"]):
@@ -29,11 +32,15 @@ def main() -> None:
         sys.exit(__doc__)
     old, new, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     counts: dict = {}
-    for bench in sys.argv[4:] or ["LS128", "FT432", "LS2048"]:
+    rest = sys.argv[4:]
+    extra = []
+    if rest[:1] == ["--duration"]:
+        extra, rest = rest[:2], rest[2:]
+    for bench in rest or ["LS128", "FT432", "LS2048"]:
         olds, news = [], []
         for i in range(n):
-            olds.append(hops_per_s(old, bench, counts))
-            news.append(hops_per_s(new, bench, counts))
+            olds.append(hops_per_s(old, bench, counts, extra))
+            news.append(hops_per_s(new, bench, counts, extra))
             print(f"{bench} {i} old {olds[-1] / 1e6:.2f} new {news[-1] / 1e6:.2f} ratio {news[-1] / olds[-1]:.3f}", flush=True)
         ratios = [b / a for a, b in zip(olds, news)]
         print(f"RESULT {bench}: old median {statistics.median(olds) / 1e6:.2f} M/s, new median "
