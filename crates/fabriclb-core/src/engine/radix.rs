@@ -89,9 +89,51 @@ impl<E: Copy> RadixQueue<E> {
         let i = self.lowest();
         let mut v = std::mem::take(&mut self.buckets[i]);
         self.take_lowest(i);
-        for &(t, e) in &v {
-            self.put(t, e);
+        // `put`, with no call in the loop that moves: a full bucket ends the loop, is grown
+        // outside it, and the loop resumes. (With a call to grow in it, the last time, the
+        // bitmap and the entry being moved went through memory on every move: LS2048 at 1 ms
+        // took 1.5% more instructions.)
+        let last = self.last;
+        let mut nonempty = self.nonempty;
+        let (b0, buckets, min) = (&mut self.b0, &mut self.buckets, &mut self.min);
+        let mut k = 0;
+        while k < v.len() {
+            for &(t, e) in &v[k..] {
+                let x = t ^ last;
+                let bk = if x == 0 {
+                    &mut *b0
+                } else {
+                    let b = x.ilog2() as usize + 1;
+                    if t < min[b].0 {
+                        min[b] = (t, Some(e));
+                    }
+                    nonempty |= 1 << (b - 1);
+                    &mut buckets[b]
+                };
+                let len = bk.len();
+                if len == bk.capacity() {
+                    break;
+                }
+                // SAFETY: `len` is below the capacity.
+                unsafe {
+                    bk.as_mut_ptr().add(len).write((t, e));
+                    bk.set_len(len + 1);
+                }
+                k += 1;
+            }
+            // Entry k's bucket is full. (Its minimum and bit are set already: setting them
+            // again when the loop resumes changes nothing.)
+            if let Some(&(t, _)) = v.get(k) {
+                let x = t ^ last;
+                let bk = if x == 0 {
+                    &mut *b0
+                } else {
+                    &mut buckets[x.ilog2() as usize + 1]
+                };
+                bk.reserve(1);
+            }
         }
+        self.nonempty = nonempty;
         v.clear();
         // Every entry went below bucket i, so it is still the empty vector left by `take`.
         self.buckets[i] = v;

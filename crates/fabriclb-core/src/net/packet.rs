@@ -131,6 +131,28 @@ impl Packet {
     }
 }
 
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
+/// Ask for transparent huge pages on the 2 MiB pages wholly inside `[p, p + bytes)`, which
+/// nothing has touched yet. A hint: where the kernel's THP mode is `never`, or off Linux,
+/// nothing changes (and results never do).
+fn advise_huge_pages(p: *const u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let start = (p as usize).next_multiple_of(HUGE_PAGE_BYTES);
+        let end = (p as usize + bytes) & !(HUGE_PAGE_BYTES - 1);
+        if end > start {
+            // SAFETY: madvise only changes how the kernel backs pages of this process's own
+            // allocation; MADV_HUGEPAGE never changes their contents or validity.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (p, bytes);
+}
+
 /// Slab of packets with a free list.
 #[derive(Default)]
 pub struct Arena {
@@ -145,9 +167,26 @@ impl Arena {
             self.slots[i as usize] = p;
             i
         } else {
+            if self.slots.len() == self.slots.capacity() {
+                self.grow();
+            }
             self.slots.push(p);
             (self.slots.len() - 1) as PktId
         }
+    }
+    /// Double the slab into a fresh block that the kernel is asked to back with 2 MiB pages
+    /// before anything touches it (the copy then faults them in). At scale each packet-hop
+    /// reads a random slot of a slab of tens of megabytes, and with 4 KiB pages most of those
+    /// reads also miss the TLB: on LS2048 (200 k packets, 25.6 MB) the load of the packet
+    /// three events ahead was the loop's costliest instruction, half of it gone on 2 MiB pages.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let cap = (2 * self.slots.capacity()).max(HUGE_PAGE_BYTES / std::mem::size_of::<Packet>());
+        let mut slots = Vec::with_capacity(cap);
+        advise_huge_pages(slots.as_ptr() as *const u8, cap * std::mem::size_of::<Packet>());
+        slots.extend_from_slice(&self.slots);
+        self.slots = slots;
     }
     #[inline]
     pub fn free(&mut self, id: PktId) {
@@ -210,5 +249,25 @@ mod tests {
         assert_eq!(z, x);
         assert_eq!(a.get(z).conn, 7);
         assert_ne!(y, z);
+    }
+
+    #[test]
+    fn arena_keeps_its_packets_when_it_grows() {
+        // Past two doublings of the first block (one 2 MiB page of slots each time).
+        let n = 5 * HUGE_PAGE_BYTES / std::mem::size_of::<Packet>() / 2;
+        let mut a = Arena::default();
+        for i in 0..n as u32 {
+            let id = a.alloc(Packet {
+                seq: i as u64,
+                conn: !i,
+                ..Default::default()
+            });
+            assert_eq!(id, i);
+        }
+        assert!(a.slots.capacity() >= n);
+        assert_eq!(a.live(), n);
+        for i in (0..n as u32).step_by(997) {
+            assert_eq!((a.get(i).seq, a.get(i).conn), (i as u64, !i));
+        }
     }
 }
