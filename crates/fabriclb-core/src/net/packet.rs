@@ -184,7 +184,10 @@ impl Arena {
     fn grow(&mut self) {
         let cap = (2 * self.slots.capacity()).max(HUGE_PAGE_BYTES / std::mem::size_of::<Packet>());
         let mut slots = Vec::with_capacity(cap);
-        advise_huge_pages(slots.as_ptr() as *const u8, cap * std::mem::size_of::<Packet>());
+        advise_huge_pages(
+            slots.as_ptr() as *const u8,
+            cap * std::mem::size_of::<Packet>(),
+        );
         slots.extend_from_slice(&self.slots);
         self.slots = slots;
     }
