@@ -14,7 +14,8 @@ pub struct Routes {
     pub n_tors: u32,
     /// Hosts come first in the graph; tables are indexed by switch (node − n_hosts).
     n_hosts: u32,
-    /// (offset, len) into `members` for [(switch node − n_hosts) * n_tors + tor].
+    /// (offset, len) into `members` for [(switch node − n_hosts) * n_tors + tor]; identical
+    /// groups have the same offset.
     groups: Vec<(u32, u32)>,
     members: Vec<u32>,
     /// Hop distance (in switch hops) from each switch to each ToR, u32::MAX if unreachable.
@@ -60,6 +61,11 @@ impl Routes {
         let mut dist = vec![u32::MAX; ns * nt];
         let mut groups = vec![(0u32, 0u32); ns * nt];
         let mut members = vec![];
+        // Identical groups share their members (a leaf's uplinks serve every remote ToR): the
+        // table the forwarding path reads stays small enough to stay in cache (LS2048's was
+        // 0.5 MB, one shared copy per leaf is 8 KB).
+        let mut seen: std::collections::HashMap<Box<[u32]>, u32> = Default::default();
+        let mut group = vec![];
         let mut queue = std::collections::VecDeque::new();
         for (ti, &t) in tors.iter().enumerate() {
             let d = |v: usize| (v - nh) * nt + ti;
@@ -83,14 +89,18 @@ impl Routes {
                 if du == u32::MAX || du == 0 {
                     continue;
                 }
-                let off = members.len() as u32;
+                group.clear();
                 for &l in fabric(u) {
                     let v = g.links[l as usize].to as usize;
                     if up[l as usize] && dist[d(v)] == du - 1 {
-                        members.push(l);
+                        group.push(l);
                     }
                 }
-                groups[d(u)] = (off, members.len() as u32 - off);
+                let off = *seen.entry(group.as_slice().into()).or_insert_with(|| {
+                    members.extend_from_slice(&group);
+                    (members.len() - group.len()) as u32
+                });
+                groups[d(u)] = (off, group.len() as u32);
             }
         }
         Routes {
@@ -160,6 +170,48 @@ mod tests {
         for &p in r.group(l0, t1) {
             assert_eq!(g.nodes[g.links[p as usize].to as usize].name, "S0");
         }
+    }
+
+    #[test]
+    fn identical_groups_share_their_members() {
+        let c = TopologyConfig::LeafSpine(LeafSpineConfig {
+            leaves: 4,
+            spines: 3,
+            hosts_per_leaf: 1,
+            host_rate: Rate(1),
+            fabric_rate: Rate(1),
+            links_per_pair: 1,
+            host_delay: Duration(1),
+            fabric_delay: Duration(1),
+        });
+        let g = c.build().unwrap();
+        let mut up = vec![true; g.links.len()];
+        let tor = |n: &str| g.node_id(n).unwrap();
+        let (l0, l1, l2, l3) = (tor("L0"), tor("L1"), tor("L2"), tor("L3"));
+        let ti = |r: &Routes, n: u32| r.tor_index[n as usize];
+        let r = Routes::compute(&g, &up);
+        // L0's three remote ToRs share one copy of its uplinks. Members: each leaf's three
+        // uplinks once, and each spine's four downlinks, one group each.
+        let a = r.group(l0, ti(&r, l1));
+        assert_eq!(a.len(), 3);
+        for t in [l2, l3] {
+            assert_eq!(r.group(l0, ti(&r, t)).as_ptr(), a.as_ptr());
+        }
+        assert_eq!(r.members.len(), 4 * 3 + 3 * 4);
+        // A failed S1-L3 link: L0's group toward L3 differs from the others, and is its own.
+        for l in g.resolve_link("S1-L3", "x").unwrap() {
+            up[l as usize] = false;
+        }
+        let r = Routes::compute(&g, &up);
+        let to_l3 = r.group(l0, ti(&r, l3));
+        assert_eq!(to_l3.len(), 2);
+        assert_eq!(r.group(l0, ti(&r, l1)).len(), 3);
+        assert_eq!(r.group(l0, ti(&r, l1)), r.group(l0, ti(&r, l2)));
+        assert_eq!(
+            r.group(l0, ti(&r, l1)).as_ptr(),
+            r.group(l0, ti(&r, l2)).as_ptr()
+        );
+        assert_ne!(to_l3.as_ptr(), r.group(l0, ti(&r, l1)).as_ptr());
     }
 
     #[test]
