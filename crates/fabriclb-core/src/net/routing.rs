@@ -7,6 +7,16 @@
 
 use super::topology::Graph;
 
+/// What forwarding needs of a destination host, in one place (one load on the per-hop path,
+/// where separate tables cost a chain of dependent loads): its ToR, the ToR's index in the
+/// group table and the ToR's downlink to it.
+#[derive(Clone, Copy, Debug, Default)]
+struct HostRoute {
+    tor: u32,
+    tor_index: u32,
+    downlink: u32,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Routes {
     /// tor index of each node, u32::MAX when the node has no hosts.
@@ -20,6 +30,8 @@ pub struct Routes {
     members: Vec<u32>,
     /// Hop distance (in switch hops) from each switch to each ToR, u32::MAX if unreachable.
     dist: Vec<u32>,
+    /// Per host.
+    hosts: Vec<HostRoute>,
 }
 
 impl Routes {
@@ -103,13 +115,33 @@ impl Routes {
                 groups[d(u)] = (off, group.len() as u32);
             }
         }
+        let hosts = (g.host_tor.iter().zip(&g.host_uplink))
+            .map(|(&tor, &up)| HostRoute {
+                tor,
+                tor_index: tor_index[tor as usize],
+                downlink: g.links[up as usize].reverse,
+            })
+            .collect();
         Routes {
+            hosts,
             tor_index,
             n_tors: nt as u32,
             n_hosts: g.n_hosts,
             groups,
             members,
             dist,
+        }
+    }
+
+    /// The next hops from switch `sw` toward host `dst`: its ToR's downlink when `sw` is that
+    /// ToR, else the group toward that ToR (empty when every path is down).
+    #[inline]
+    pub fn next_hops(&self, sw: u32, dst: u32) -> &[u32] {
+        let h = &self.hosts[dst as usize];
+        if h.tor == sw {
+            std::slice::from_ref(&h.downlink)
+        } else {
+            self.group(sw, h.tor_index)
         }
     }
 

@@ -216,11 +216,6 @@ impl Sim {
             sc.measure.window.0,
             (frame_mtu as u32 + OVERLAY_HDR + PREAMBLE_IFG) as u64,
         );
-        let host_downlink = g
-            .host_uplink
-            .iter()
-            .map(|&l| g.links[l as usize].reverse)
-            .collect();
         let n_links = g.links.len();
         let n_nodes = g.nodes.len();
         if n_links >= KIND0 as usize {
@@ -270,7 +265,6 @@ impl Sim {
             windows,
             traces: TraceRows::default(),
             path_trace: sc.measure.trace_paths.then(PathTrace::default),
-            host_downlink,
             end_arrivals: sc.duration.0,
             arrivals_done: false,
             job_over: false,

@@ -7,27 +7,7 @@ use super::{Ev, Sim};
 use crate::lb::OverlayMode;
 use crate::net::packet::{flags, Packet, PktId, OVERLAY_HDR};
 use crate::net::port::Enqueue;
-use crate::net::routing::Routes;
-use crate::net::topology::Graph;
 use crate::units::Time;
-
-/// The next hops from switch `sw` toward host `dst`: its ToR's downlink when `sw` is that ToR,
-/// else the ECMP group (empty when every path is down).
-#[inline]
-pub(super) fn next_hops<'a>(
-    g: &Graph,
-    routes: &'a Routes,
-    host_downlink: &'a [u32],
-    sw: u32,
-    dst: u32,
-) -> &'a [u32] {
-    let dst_tor = g.host_tor[dst as usize];
-    if dst_tor == sw {
-        std::slice::from_ref(&host_downlink[dst as usize])
-    } else {
-        routes.group(sw, routes.tor_index[dst_tor as usize])
-    }
-}
 
 /// Per link, what an arrival reads: the far-end node and the link's failure epoch (a copy of
 /// the port's, updated when the link fails).
@@ -84,7 +64,7 @@ impl Sim {
     /// [`Balancer::predict`]) determine it.
     #[inline]
     pub(super) fn predict_out(&self, sw: u32, p: &Packet) -> Option<u32> {
-        let cands = next_hops(&self.g, &self.routes, &self.host_downlink, sw, p.dst);
+        let cands = self.routes.next_hops(sw, p.dst);
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),
@@ -329,7 +309,7 @@ impl Sim {
             debug_assert_eq!(Some(out), self.predict_out(sw, self.arena.get(id)));
             out
         } else {
-            let cands = next_hops(&self.g, &self.routes, &self.host_downlink, sw, dst);
+            let cands = self.routes.next_hops(sw, dst);
             match cands.len() {
                 0 => {
                     self.c.no_route_drops += 1;

@@ -2,7 +2,6 @@
 //! hand-over of the finished run to `stats`, which turns it into the result tables. Reads the
 //! world; changes nothing the run's results depend on.
 
-use super::fabric::next_hops;
 use super::Sim;
 use crate::stats::Finished;
 use crate::units::Time;
@@ -72,7 +71,7 @@ impl Sim {
         let tor = self.g.links[self.g.host_uplink[src as usize] as usize].to;
         let mut stack = vec![(tor, 0u32, self.g.nodes[tor as usize].name.clone())];
         while let Some((at, hash, name)) = stack.pop() {
-            for &out in next_hops(&self.g, &self.routes, &self.host_downlink, at, dst) {
+            for &out in self.routes.next_hops(at, dst) {
                 let hash = hash.wrapping_mul(0x9E37_79B1).wrapping_add(out + 1);
                 let l = &self.g.links[out as usize];
                 if l.to == dst {

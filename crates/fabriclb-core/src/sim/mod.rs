@@ -256,8 +256,6 @@ pub struct Sim {
     pub(crate) traces: TraceRows,
     /// With `measure.trace_paths`.
     path_trace: Option<PathTrace>,
-    /// host -> the ToR's downlink toward it.
-    host_downlink: Vec<u32>,
     pub(crate) end_arrivals: Time,
     /// The end-of-arrivals mark has run.
     arrivals_done: bool,
