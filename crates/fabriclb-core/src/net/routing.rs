@@ -10,7 +10,7 @@ use super::topology::Graph;
 /// What forwarding needs of a destination host, in one place (one load on the per-hop path,
 /// where separate tables cost a chain of dependent loads): its ToR, the ToR's index in the
 /// group table and the ToR's downlink to it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct HostRoute {
     tor: u32,
     tor_index: u32,
