@@ -165,19 +165,25 @@ mod tests {
     use crate::net::topology::*;
     use crate::units::*;
 
-    #[test]
-    fn ecmp_groups_table() {
-        let c = TopologyConfig::LeafSpine(LeafSpineConfig {
-            leaves: 2,
-            spines: 2,
+    /// A leaf-spine fabric with one host per leaf.
+    fn leaf_spine(leaves: u32, spines: u32, links_per_pair: u32) -> Graph {
+        TopologyConfig::LeafSpine(LeafSpineConfig {
+            leaves,
+            spines,
             hosts_per_leaf: 1,
             host_rate: Rate(1),
             fabric_rate: Rate(1),
-            links_per_pair: 2,
+            links_per_pair,
             host_delay: Duration(1),
             fabric_delay: Duration(1),
-        });
-        let g = c.build().unwrap();
+        })
+        .build()
+        .unwrap()
+    }
+
+    #[test]
+    fn ecmp_groups_table() {
+        let g = leaf_spine(2, 2, 2);
         let mut up = vec![true; g.links.len()];
         let r = Routes::compute(&g, &up);
         let l0 = g.node_id("L0").unwrap();
@@ -206,17 +212,7 @@ mod tests {
 
     #[test]
     fn identical_groups_share_their_members() {
-        let c = TopologyConfig::LeafSpine(LeafSpineConfig {
-            leaves: 4,
-            spines: 3,
-            hosts_per_leaf: 1,
-            host_rate: Rate(1),
-            fabric_rate: Rate(1),
-            links_per_pair: 1,
-            host_delay: Duration(1),
-            fabric_delay: Duration(1),
-        });
-        let g = c.build().unwrap();
+        let g = leaf_spine(4, 3, 1);
         let mut up = vec![true; g.links.len()];
         let tor = |n: &str| g.node_id(n).unwrap();
         let (l0, l1, l2, l3) = (tor("L0"), tor("L1"), tor("L2"), tor("L3"));

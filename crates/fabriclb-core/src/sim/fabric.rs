@@ -300,7 +300,6 @@ impl Sim {
             self.lb
                 .on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
         }
-        let dst_tor = self.g.host_tor[dst as usize];
         let predicted = match self.predicted.take() {
             Some((p, l, out)) if p == id && l == in_link => Some(out),
             _ => None,
@@ -323,17 +322,16 @@ impl Sim {
                 }
             }
         };
-        if self.overlay == OverlayMode::Leaf && dst_tor == sw {
-            // Leaving the fabric: the destination leaf removes the overlay.
+        if self.overlay == OverlayMode::Leaf {
+            // Read only here: forwarding takes the destination's ToR from `routes`.
+            let dst_tor = self.g.host_tor[dst as usize];
             let p = self.arena.get_mut(id);
-            if p.is(flags::OVERLAY) {
+            if dst_tor == sw && p.is(flags::OVERLAY) {
+                // Leaving the fabric: the destination leaf removes the overlay.
                 p.flags &= !flags::OVERLAY;
                 p.size -= OVERLAY_HDR;
             }
-        }
-        if self.overlay == OverlayMode::Leaf && self.g.host_tor[src as usize] == sw {
-            let p = self.arena.get_mut(id);
-            if !p.is(flags::OVERLAY) && dst_tor != sw {
+            if self.g.host_tor[src as usize] == sw && !p.is(flags::OVERLAY) && dst_tor != sw {
                 p.flags |= flags::OVERLAY;
                 p.size += OVERLAY_HDR;
             }
