@@ -47,6 +47,24 @@ fn traverse(hops: &[Hop], free: &mut [Time], mut t: Time, wire: u64) -> Time {
     t
 }
 
+/// Each hop's serialization time of a frame of `wire` bytes: computed once per flow, not per
+/// segment (a division per hop and segment was most of the cost of long flows).
+fn sers(hops: &[Hop], wire: u64) -> Vec<Time> {
+    hops.iter()
+        .map(|hop| ser_ps(wire + hop.extra_bytes as u64, hop.rate_bps))
+        .collect()
+}
+
+/// [`traverse`] with the hops' serialization times given.
+fn traverse_ser(hops: &[Hop], ser: &[Time], free: &mut [Time], mut t: Time) -> Time {
+    for ((hop, &s), f) in hops.iter().zip(ser).zip(free.iter_mut()) {
+        let end = t.max(*f) + s;
+        *f = end;
+        t = end + hop.delay_ps;
+    }
+    t
+}
+
 /// Ideal FCT in picoseconds of a flow of `size` bytes.
 pub fn ideal_fct(fwd: &[Hop], rev: &[Hop], p: &IdealParams, size: u64, handshake: bool) -> Time {
     ideal_impl(fwd, rev, p, size, handshake, true)
@@ -87,6 +105,7 @@ fn ideal_impl(
             delay_ps: 0,
             extra_bytes: 0,
         });
+    let (full_ser, ack_ser) = (sers(fwd, wire_of(0)), sers(rev, ack_wire));
     let mut acks: Vec<Time> = Vec::with_capacity(n.min(1 << 16) as usize);
     let mut last_arrival = 0;
     let mut unblocked_run = 0u32;
@@ -104,9 +123,13 @@ fn ideal_impl(
             r
         };
         let blocked = ready > ffree[0];
-        let arr = traverse(fwd, &mut ffree, ready, wire_of(i));
+        let arr = if i + 1 < n {
+            traverse_ser(fwd, &full_ser, &mut ffree, ready)
+        } else {
+            traverse(fwd, &mut ffree, ready, wire_of(i))
+        };
         last_arrival = arr;
-        let ack = traverse(rev, &mut rfree, arr, ack_wire);
+        let ack = traverse_ser(rev, &ack_ser, &mut rfree, arr);
         acks.push(ack);
         i += 1;
         unblocked_run = if blocked { 0 } else { unblocked_run + 1 };
