@@ -37,26 +37,18 @@ pub struct IdealParams {
     pub rwnd_segments: u64,
 }
 
-fn traverse(hops: &[Hop], free: &mut [Time], mut t: Time, wire: u64) -> Time {
-    for (h, hop) in hops.iter().enumerate() {
-        let start = t.max(free[h]);
-        let end = start + ser_ps(wire + hop.extra_bytes as u64, hop.rate_bps);
-        free[h] = end;
-        t = end + hop.delay_ps;
-    }
-    t
-}
-
-/// Each hop's serialization time of a frame of `wire` bytes: computed once per flow, not per
-/// segment (a division per hop and segment was most of the cost of long flows).
+/// Each hop's serialization time of a frame of `wire` bytes. Computed once per flow for the
+/// full segment and the ACK, not per segment (a division per hop and segment was most of the
+/// cost of long flows).
 fn sers(hops: &[Hop], wire: u64) -> Vec<Time> {
     hops.iter()
         .map(|hop| ser_ps(wire + hop.extra_bytes as u64, hop.rate_bps))
         .collect()
 }
 
-/// [`traverse`] with the hops' serialization times given.
-fn traverse_ser(hops: &[Hop], ser: &[Time], free: &mut [Time], mut t: Time) -> Time {
+/// One frame across `hops` (serialization times `ser`) from time `t`, store-and-forward after
+/// the frames before it (`free`: when each hop is next free); returns its arrival.
+fn traverse(hops: &[Hop], ser: &[Time], free: &mut [Time], mut t: Time) -> Time {
     for ((hop, &s), f) in hops.iter().zip(ser).zip(free.iter_mut()) {
         let end = t.max(*f) + s;
         *f = end;
@@ -81,9 +73,10 @@ fn ideal_impl(
     let ack_wire = (frame_bytes(0) + PREAMBLE_IFG) as u64;
     let mut ffree = vec![0; fwd.len()];
     let mut rfree = vec![0; rev.len()];
+    let ack_ser = sers(rev, ack_wire);
     let t_hs = if handshake {
-        let t = traverse(fwd, &mut ffree, 0, ack_wire);
-        traverse(rev, &mut rfree, t, ack_wire)
+        let t = traverse(fwd, &sers(fwd, ack_wire), &mut ffree, 0);
+        traverse(rev, &ack_ser, &mut rfree, t)
     } else {
         0
     };
@@ -105,7 +98,7 @@ fn ideal_impl(
             delay_ps: 0,
             extra_bytes: 0,
         });
-    let (full_ser, ack_ser) = (sers(fwd, wire_of(0)), sers(rev, ack_wire));
+    let full_ser = sers(fwd, wire_of(0));
     let mut acks: Vec<Time> = Vec::with_capacity(n.min(1 << 16) as usize);
     let mut last_arrival = 0;
     let mut unblocked_run = 0u32;
@@ -124,12 +117,12 @@ fn ideal_impl(
         };
         let blocked = ready > ffree[0];
         let arr = if i + 1 < n {
-            traverse_ser(fwd, &full_ser, &mut ffree, ready)
+            traverse(fwd, &full_ser, &mut ffree, ready)
         } else {
-            traverse(fwd, &mut ffree, ready, wire_of(i))
+            traverse(fwd, &sers(fwd, wire_of(i)), &mut ffree, ready)
         };
         last_arrival = arr;
-        let ack = traverse_ser(rev, &ack_ser, &mut rfree, arr);
+        let ack = traverse(rev, &ack_ser, &mut rfree, arr);
         acks.push(ack);
         i += 1;
         unblocked_run = if blocked { 0 } else { unblocked_run + 1 };
