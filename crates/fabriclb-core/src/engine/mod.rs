@@ -111,7 +111,7 @@ impl<E: Copy + Default> EventQueue<E> {
         self.now
     }
     /// Schedule `ev` at `t`. Returns false (and schedules nothing) if `t` is in the past.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, t: Time, ev: E) -> bool {
         if t < self.now {
             debug_assert!(false, "event scheduled in the past: {t} < {}", self.now);
