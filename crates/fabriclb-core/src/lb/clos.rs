@@ -245,7 +245,10 @@ impl FlowPins {
     /// The slot where the search for `k` starts (deterministic: no per-process seed).
     #[inline]
     fn home(&self, k: u128) -> usize {
-        hash64(k as u64 ^ hash64((k >> 64) as u64)) as usize & (self.slots.len() - 1)
+        // One mix of both halves (the high half spread by an odd multiplier first): a lookup
+        // and its prefetch each compute this on every hop with a choice.
+        hash64(k as u64 ^ ((k >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) as usize
+            & (self.slots.len() - 1)
     }
     /// `Ok(slot)` holding `k`, or `Err(first free slot)` on its probe path.
     #[inline]

@@ -78,7 +78,8 @@ pub trait Balancer {
     }
     /// Start loading what [`Balancer::choose`] will read of the scheme's own state for `pkt`
     /// at `sw` (a hint: two events before the packet arrives with the look-ahead window, one
-    /// without; only for schemes with switch hooks).
+    /// without; only for schemes with switch hooks, and only where `choose` will be asked:
+    /// with two candidates or more).
     fn prefetch(&self, _sw: u32, _pkt: &Packet) {}
     /// Whether the scheme reads the ports' DREs (when none does, the simulator skips updating
     /// them: nothing else can observe them).

@@ -64,7 +64,12 @@ impl Sim {
     /// [`Balancer::predict`]) determine it.
     #[inline]
     pub(super) fn predict_out(&self, sw: u32, p: &Packet) -> Option<u32> {
-        let cands = self.routes.next_hops(sw, p.dst);
+        self.predict_among(sw, p, self.routes.next_hops(sw, p.dst))
+    }
+
+    /// [`Sim::predict_out`] given the candidates, `sw`'s next hops toward `p`'s destination.
+    #[inline]
+    pub(super) fn predict_among(&self, sw: u32, p: &Packet, cands: &[u32]) -> Option<u32> {
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),

@@ -517,10 +517,13 @@ impl Sim {
             }
             return None;
         }
-        if self.lb_hooks {
+        let cands = self.routes.next_hops(sw, pk.dst);
+        // `choose` runs only where there is a choice: elsewhere its state would be loaded for
+        // nothing (FT2048: 60% of switch hops have one candidate).
+        if self.lb_hooks && cands.len() > 1 {
             self.lb.prefetch(sw, pk);
         }
-        let out = self.predict_out(sw, pk)?;
+        let out = self.predict_among(sw, pk, cands)?;
         self.prefetch_port(out);
         Some(out)
     }
