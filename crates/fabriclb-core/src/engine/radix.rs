@@ -5,11 +5,12 @@
 //! the front. Taking the lowest bucket either spreads it over the (empty) buckets below, the
 //! entries at its minimum time going to the run, or, when it holds at most `SORT_MAX` entries,
 //! sorts it into the run whole: the run then covers the bucket's block of times, and a push
-//! into that block is inserted in order. A small bucket spread bit by bit costs each entry a
-//! move per level or two it descends; sorting it costs one. (FT2048: a packet's arrival,
-//! scheduled a serialisation or a queue ahead, 2^20-2^24 ps, in a world with an event every
-//! 2^10 ps, moved 5.5 times, at about 34 instructions a move; sorting small buckets took 5% off
-//! the run's instructions: docs/BENCHMARKS.md.)
+//! into that block is inserted in order (a run that such pushes have grown past `RUN_MAX` is
+//! spread first, so no insertion shifts more). A small bucket spread bit by bit costs each
+//! entry a move per level or two it descends; sorting it costs one. (FT2048: a packet's
+//! arrival, scheduled a serialisation or a queue ahead, 2^20-2^24 ps, in a world with an event
+//! every 2^10 ps, moved 5.5 times, at about 34 instructions a move; sorting small buckets took
+//! 5% off FT2048's instructions: docs/BENCHMARKS.md.)
 //!
 //! FIFO ties need no sequence number: every bucket is kept in insertion order. A push appends
 //! (it is the newest entry); a bucket is spread, in order, into buckets that are all empty
@@ -24,6 +25,9 @@
 const NB: usize = 65;
 /// A bucket of at most this many entries is sorted into the run when taken, not spread.
 const SORT_MAX: usize = 16;
+/// A push inside a run longer than this spreads the run over the buckets first (see
+/// `RadixQueue::insert_run_inside`).
+const RUN_MAX: usize = 64;
 
 pub struct RadixQueue<E: Copy> {
     last: u64,
@@ -92,13 +96,38 @@ impl<E: Copy> RadixQueue<E> {
             _ => self.run.push((t, e)),
         }
     }
+    /// A push before the run's last entry. The run's block can be long (a small bucket taken
+    /// high up, after a quiet spell) and then fill with pushes: past `RUN_MAX` entries it is
+    /// spread over the buckets below its block (all empty, so their order is the run's), so
+    /// an insertion never shifts more than that.
     #[inline(never)]
     fn insert_run_inside(&mut self, t: u64, e: E) {
+        if self.run.len() - self.run_head > RUN_MAX {
+            let run = std::mem::take(&mut self.run);
+            self.spread_run(run, t, e);
+            return;
+        }
         let mut i = self.run.len() - 1;
         while i > self.run_head && self.run[i - 1].0 > t {
             i -= 1;
         }
         self.run.insert(i, (t, e));
+    }
+    /// Spread what is left of `run` (from `run_head` on) over the buckets, the run keeping only
+    /// the entries at the last popped time, then push `(t, e)`.
+    #[cold]
+    fn spread_run(&mut self, mut run: Vec<(u64, E)>, t: u64, e: E) {
+        let head = std::mem::replace(&mut self.run_head, 0);
+        self.run_shift = 0;
+        for &(u, f) in &run[head..] {
+            self.put(u, f);
+        }
+        self.put(t, e);
+        if self.run.is_empty() {
+            // Keep the allocation.
+            run.clear();
+            self.run = run;
+        }
     }
     /// The lowest non-empty bucket. Requires one.
     #[inline]
@@ -323,5 +352,35 @@ mod tests {
         assert_eq!(q.pop(), Some((6, 'd')));
         assert_eq!(q.pop(), Some((1 << 30, 'c')));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn a_long_run_is_spread_before_pushes_shift_it() {
+        let mut q = RadixQueue::new();
+        let base = 1u64 << 40;
+        let mut reference = std::collections::BTreeSet::new();
+        for (t, e) in [(base, 0u64), (base + 3, 1)] {
+            q.push(t, e);
+            reference.insert((t, e));
+        }
+        // Taking the small bucket high up makes its whole block (2^40 ps) the run.
+        assert_eq!(q.pop(), Some((base, 0)));
+        reference.remove(&(base, 0));
+        assert!(q.run_shift >= 40, "{}", q.run_shift);
+        // Pushes inside the block, later ones earlier (pairs at equal times): each would go
+        // before the run's last entry.
+        for k in 0..1000u64 {
+            let t = base + 10 + (1000 - k / 2) * 100;
+            q.push(t, 2 + k);
+            reference.insert((t, 2 + k));
+            assert!(q.run.len() - q.run_head <= RUN_MAX + 1);
+        }
+        assert_eq!(q.run_shift, 0);
+        while let Some((t, e)) = q.pop() {
+            let first = *reference.iter().next().unwrap();
+            assert_eq!((t, e), first);
+            reference.remove(&first);
+        }
+        assert!(reference.is_empty());
     }
 }
