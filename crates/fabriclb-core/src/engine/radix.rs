@@ -103,9 +103,8 @@ impl<E: Copy> RadixQueue<E> {
     #[inline(never)]
     fn insert_run_inside(&mut self, t: u64, e: E) {
         if self.run.len() - self.run_head > RUN_MAX {
-            let run = std::mem::take(&mut self.run);
-            self.spread_run(run, t, e);
-            return;
+            self.spread_run();
+            return self.put(t, e);
         }
         let mut i = self.run.len() - 1;
         while i > self.run_head && self.run[i - 1].0 > t {
@@ -113,20 +112,16 @@ impl<E: Copy> RadixQueue<E> {
         }
         self.run.insert(i, (t, e));
     }
-    /// Spread what is left of `run` (from `run_head` on) over the buckets, the run keeping only
-    /// the entries at the last popped time, then push `(t, e)`.
+    /// Spread what is left of the run over the buckets, the run keeping only the entries at
+    /// the last popped time.
     #[cold]
-    fn spread_run(&mut self, mut run: Vec<(u64, E)>, t: u64, e: E) {
-        let head = std::mem::replace(&mut self.run_head, 0);
+    fn spread_run(&mut self) {
+        let rest = self.run.split_off(self.run_head);
+        self.run.clear();
+        self.run_head = 0;
         self.run_shift = 0;
-        for &(u, f) in &run[head..] {
-            self.put(u, f);
-        }
-        self.put(t, e);
-        if self.run.is_empty() {
-            // Keep the allocation.
-            run.clear();
-            self.run = run;
+        for (t, e) in rest {
+            self.put(t, e);
         }
     }
     /// The lowest non-empty bucket. Requires one.
@@ -149,6 +144,10 @@ impl<E: Copy> RadixQueue<E> {
     fn refill(&mut self, i: usize) {
         let mut v = std::mem::take(&mut self.buckets[i]);
         self.take_lowest(i);
+        // The run is already empty and read from its start (`pop_until` clears it when read to
+        // the end); saying so lets the compiler drop its length checks below (without these two
+        // lines FT2048 at 5 ms took 18 M more instructions).
+        debug_assert!(self.run.is_empty() && self.run_head == 0);
         self.run.clear();
         self.run_head = 0;
         if v.len() <= SORT_MAX {
