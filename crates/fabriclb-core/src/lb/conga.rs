@@ -43,9 +43,10 @@
 //! the per-packet path allocates nothing.
 
 use super::flowlet::{Expiry, FlowletTable, Lookup};
-use super::{ecmp_pick, ecmp_salt, Balancer, BuildCtx, LbView, OverlayMode};
+use super::{ecmp_pick, ecmp_salt, hooks, Balancer, BuildCtx, LbView, OverlayMode};
 use crate::error::Error;
 use crate::net::packet::{flags, Packet};
+use crate::net::topology::Graph;
 use crate::rng::{stream, Rng};
 use crate::units::{Duration, Time, PS_PER_MS, PS_PER_US};
 use schemars::JsonSchema;
@@ -415,8 +416,15 @@ impl Balancer for Conga {
     fn reads_dre(&self) -> bool {
         true
     }
-    fn wants_switch_hooks(&self) -> bool {
-        true
+    fn switch_hooks(&self, g: &Graph, l: u32) -> u8 {
+        // The hooks act on overlay packets only, which exist on fabric links alone (the source
+        // leaf adds the overlay as the packet leaves it): departures onto fabric links, and
+        // arrivals over them at a leaf (the destination leaf's part).
+        if !self.is_fabric[l as usize] {
+            return 0;
+        }
+        let to_leaf = self.leaf_of[g.links[l as usize].to as usize] != NONE;
+        hooks::DEPARTURE | if to_leaf { hooks::ARRIVAL } else { 0 }
     }
 
     fn overlay(&self) -> OverlayMode {
@@ -1008,7 +1016,7 @@ mod tests {
             );
             let bx = s.build(&f.ctx(1)).lb;
             assert_eq!(bx.overlay(), OverlayMode::Leaf);
-            assert!(bx.wants_switch_hooks());
+            assert!((0..f.g.links.len() as u32).any(|l| bx.switch_hooks(&f.g, l) == hooks::BOTH));
         }
         let names = SchemeConfig::names();
         for n in ["conga", "conga-flow", "local"] {

@@ -42,7 +42,7 @@
 //! header, TCP's retransmission runs the stage again, and an expired entry falls back to ECMP.
 
 use super::clos::{fwd_key, mark, rev_key, Clos, FlowPins, Headers};
-use super::{ecmp_pick, ecmp_salts, Balancer, BuildCtx, LbView};
+use super::{ecmp_pick, ecmp_salts, hooks, Balancer, BuildCtx, LbView};
 use crate::error::Error;
 use crate::net::packet::{flags, Packet};
 use crate::net::topology::Graph;
@@ -211,8 +211,16 @@ impl Balancer for Expeditus {
         ecmp_pick(pkt, self.salts[sw as usize], cands)
     }
 
-    fn wants_switch_hooks(&self) -> bool {
-        true
+    fn switch_hooks(&self, _g: &Graph, l: u32) -> u8 {
+        // The early returns of the two hooks below: arrivals from above, departures to a switch.
+        let h = self.clos.hop(l);
+        let arrival = if h.from_tier > h.to_tier {
+            hooks::ARRIVAL
+        } else {
+            0
+        };
+        let departure = if h.to_tier != 0 { hooks::DEPARTURE } else { 0 };
+        arrival | departure
     }
 
     fn prefetch(&self, sw: u32, pkt: &Packet) {

@@ -25,9 +25,10 @@
 
 use super::clos::{fwd_key, mark, rev_key, will_enqueue, Clos, FlowPins, Headers, LoadMeters};
 use super::expeditus::entry_lifetime;
-use super::{ecmp_pick, ecmp_salts, Balancer, BuildCtx, LbView};
+use super::{ecmp_pick, ecmp_salts, hooks, Balancer, BuildCtx, LbView};
 use crate::error::Error;
 use crate::net::packet::{flags, Packet};
+use crate::net::topology::Graph;
 use crate::rng::{stream, Rng};
 use crate::units::{Duration, PS_PER_US};
 use schemars::JsonSchema;
@@ -219,8 +220,12 @@ impl Balancer for ExpeditusSocc {
         ecmp_pick(pkt, self.salts[sw as usize], cands)
     }
 
-    fn wants_switch_hooks(&self) -> bool {
-        true
+    fn switch_hooks(&self, _g: &Graph, l: u32) -> u8 {
+        // The early returns of the two hooks below: arrivals from a switch, departures to one.
+        let h = self.clos.hop(l);
+        let arrival = if h.from_tier != 0 { hooks::ARRIVAL } else { 0 };
+        let departure = if h.to_tier != 0 { hooks::DEPARTURE } else { 0 };
+        arrival | departure
     }
 
     fn prefetch(&self, sw: u32, pkt: &Packet) {

@@ -9,8 +9,9 @@
 
 use super::clos::{fwd_key, least, mark, will_enqueue, Clos, FlowPins, NONE16};
 use super::expeditus_socc::ExpeditusSoccConfig;
-use super::{ecmp_pick, ecmp_salts, Balancer, BuildCtx, LbView};
+use super::{ecmp_pick, ecmp_salts, hooks, Balancer, BuildCtx, LbView};
 use crate::net::packet::{flags, Packet};
+use crate::net::topology::Graph;
 use crate::rng::{stream, Rng};
 
 impl ExpeditusSoccConfig {
@@ -142,8 +143,13 @@ impl Balancer for PathOracle {
         ecmp_pick(pkt, self.salts[sw as usize], cands)
     }
 
-    fn wants_switch_hooks(&self) -> bool {
-        true
+    fn switch_hooks(&self, g: &Graph, l: u32) -> u8 {
+        // Departures toward a switch only (the hook's first test); no arrival hook.
+        if self.clos.tier(g.links[l as usize].to) > 0 {
+            hooks::DEPARTURE
+        } else {
+            0
+        }
     }
 
     fn on_departure(&mut self, v: &mut LbView, _sw: u32, out_link: u32, pkt: &mut Packet) {

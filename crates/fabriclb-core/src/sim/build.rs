@@ -153,7 +153,10 @@ impl Sim {
         let lb = parts.lb;
         let mut hosts = Hosts::new(tcp.clone(), parts.mptcp);
         hosts.shim = parts.shim;
-        let lb_hooks = lb.wants_switch_hooks();
+        let link_hooks: Vec<u8> = (0..g.links.len() as u32)
+            .map(|l| lb.switch_hooks(&g, l))
+            .collect();
+        let lb_hooks = link_hooks.iter().any(|&h| h != 0);
         let track_dre = lb.reads_dre();
         let links_rt = g
             .links
@@ -237,6 +240,7 @@ impl Sim {
             next_spec: 0,
             lb,
             lb_hooks,
+            link_hooks,
             track_dre,
             links_rt,
             predicted: None,

@@ -4,7 +4,7 @@
 //! touch the host layer or TCP state.
 
 use super::{Ev, Sim};
-use crate::lb::OverlayMode;
+use crate::lb::{hooks, OverlayMode};
 use crate::net::packet::{flags, Packet, PktId, OVERLAY_HDR};
 use crate::net::port::Enqueue;
 use crate::units::Time;
@@ -300,7 +300,8 @@ impl Sim {
             self.drop_packet(id);
             return;
         }
-        if self.lb_hooks {
+        // (`lb_hooks` first: schemes without hooks load nothing more.)
+        if self.lb_hooks && self.link_hooks[in_link as usize] & hooks::ARRIVAL != 0 {
             let mut v = lb_view!(self, now);
             self.lb
                 .on_arrival(&mut v, sw, in_link, self.arena.get_mut(id));
@@ -341,7 +342,7 @@ impl Sim {
                 p.size += OVERLAY_HDR;
             }
         }
-        if self.lb_hooks {
+        if self.lb_hooks && self.link_hooks[out as usize] & hooks::DEPARTURE != 0 {
             let mut v = lb_view!(self, now);
             self.lb
                 .on_departure(&mut v, sw, out, self.arena.get_mut(id));

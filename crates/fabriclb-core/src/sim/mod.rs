@@ -228,7 +228,10 @@ pub struct Sim {
     specs: Vec<FlowSpec>,
     next_spec: usize,
     lb: Box<dyn Balancer>,
+    /// Some link has switch hooks (`link_hooks`).
     lb_hooks: bool,
+    /// Per directed link, the switch hooks the scheme needs there (`Balancer::switch_hooks`).
+    link_hooks: Vec<u8>,
     /// The scheme reads DREs: keep them up to date.
     track_dre: bool,
     /// What an arrival needs of its link, compact (read one event ahead, and on every hop).
@@ -638,6 +641,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lb::hooks;
 
     /// The look-ahead window changes what is prefetched, never a result: one run with it and
     /// one without give the same records. ECMP, so output ports are predicted, reused one
@@ -694,6 +698,92 @@ mod tests {
         assert_eq!(off.ports.to_csv(), on.ports.to_csv());
         for k in ["packet_hops", "events", "drops"] {
             assert_eq!(off.summary[k], on.summary[k], "{k}");
+        }
+    }
+
+    /// The switch hooks a scheme leaves out on some links (`Balancer::switch_hooks`) would
+    /// have done nothing there: a run with every hook called on every link gives the same
+    /// records. Each scheme with hooks, on a fabric where they act (fat-trees with
+    /// oversubscription and drops for the Expeditus family, a leaf-spine with a failed link for
+    /// CONGA), under Poisson web-search traffic.
+    #[test]
+    fn switch_hooks_left_out_change_no_result() {
+        const FAT_TREE: &str = r#"
+            duration = "2ms"
+            drain = "10ms"
+            [topology]
+            kind = "fat-tree"
+            k = 4
+            agg_oversubscription = 2
+            host_rate = "10Gbps"
+            fabric_rate = "10Gbps"
+            [transport]
+            cc = "newreno"
+            min_rto = "1ms"
+            [switch]
+            buffer = "20pkt"
+            [[workload]]
+            pattern = "poisson"
+            cdf = "web-search"
+            load = 0.7
+            load_basis = "host"
+            "#;
+        const LEAF_SPINE: &str = r#"
+            duration = "6ms"
+            drain = "10ms"
+            [topology]
+            kind = "leaf-spine"
+            leaves = 3
+            spines = 2
+            hosts_per_leaf = 4
+            host_rate = "10Gbps"
+            fabric_rate = "10Gbps"
+            [transport]
+            min_rto = "1ms"
+            [switch]
+            buffer = "30pkt"
+            [[failures]]
+            link = "L0-S0"
+            kind = "down"
+            at = "1ms"
+            [[workload]]
+            pattern = "poisson"
+            cdf = "web-search"
+            load = 0.7
+            load_basis = "fabric"
+            cross_tor = true
+            "#;
+        for (fabric, scheme) in [
+            (FAT_TREE, "expeditus"),
+            (FAT_TREE, "expeditus-socc"),
+            (FAT_TREE, "path-oracle"),
+            (LEAF_SPINE, "conga"),
+            (LEAF_SPINE, "local"),
+        ] {
+            let text = format!("{fabric}\n[scheme]\nname = \"{scheme}\"\n");
+            let sc = Scenario::load(&text, crate::scenario::Format::Toml, &[]).unwrap();
+            let run = |every: bool| {
+                let mut sim = Sim::build(&sc).unwrap();
+                assert!(sim.lb_hooks, "{scheme}");
+                let own = sim.link_hooks.clone();
+                // Something is left out, or the comparison would test nothing.
+                assert!(own.iter().any(|&h| h != hooks::BOTH), "{scheme}");
+                if every {
+                    sim.link_hooks.iter_mut().for_each(|h| *h = hooks::BOTH);
+                }
+                sim.run(Default::default()).unwrap()
+            };
+            let (own, every) = (run(false), run(true));
+            assert!(
+                own.flows.rows() > 20,
+                "{scheme}: {} flows",
+                own.flows.rows()
+            );
+            assert_eq!(own.flows.to_csv(), every.flows.to_csv(), "{scheme}");
+            assert_eq!(own.ports.to_csv(), every.ports.to_csv(), "{scheme}");
+            for k in ["packet_hops", "events", "drops", "lb", "packets"] {
+                assert_eq!(own.summary[k], every.summary[k], "{scheme}: {k}");
+            }
         }
     }
 
