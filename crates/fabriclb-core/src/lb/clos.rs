@@ -284,7 +284,10 @@ impl FlowPins {
         }
     }
     /// Empty slot `hole`, moving back the entries after it on the probe run that would no
-    /// longer be reachable (those whose home slot is not between the hole and them).
+    /// longer be reachable (those whose home slot is not between the hole and them). Out of
+    /// line: rare on the lookup path, which then inlines into its callers.
+    #[cold]
+    #[inline(never)]
     fn remove_at(&mut self, mut hole: usize) {
         let mask = self.slots.len() - 1;
         let mut j = hole;

@@ -197,6 +197,57 @@ impl Expeditus {
             self.n[stage2 as usize] += 1;
         }
     }
+    /// The handshake's part of `on_arrival` (a SYN or SYN-ACK from above at switch `sw`, tier
+    /// `ts`, over the link whose reverse is `up`): out of line, so that the hook's common path
+    /// saves few registers.
+    #[cold]
+    #[inline(never)]
+    fn syn_arrival(&mut self, v: &mut LbView, sw: u32, up: u32, ts: u8, tf: u8, pkt: &mut Packet) {
+        let synack = pkt.is(flags::ACK);
+        if ts == 1 && !synack {
+            // Stage 1, at the destination edge: the source edge's northbound values plus
+            // this edge's southbound ones; the SYN-ACK and the ACKs will go up there.
+            if self.hdrs.detach(pkt, &mut self.vals, header_bytes) {
+                self.stage(v, sw, pkt, false);
+            }
+        } else if ts == 1 {
+            // The SYN-ACK reaches the source edge from aggregation switch a*: data go there.
+            self.pins.install(rev_key(sw, pkt), up, v.now);
+        } else if ts == 2
+            && tf == 3
+            && synack
+            && self.hdrs.detach(pkt, &mut self.vals, header_bytes)
+        {
+            // Stage 2, at the source pod's aggregation switch a*: the destination pod's
+            // aggregation switch's southbound values plus this one's northbound ones.
+            self.stage(v, sw, pkt, true);
+        }
+    }
+
+    /// The handshake's part of `on_departure` (a SYN or SYN-ACK without a header going up
+    /// from switch `sw`, tier `ts`, to tier `tt`): out of line, as `syn_arrival`.
+    #[cold]
+    #[inline(never)]
+    fn syn_departure(&mut self, v: &mut LbView, sw: u32, ts: u8, tt: u8, pkt: &mut Packet) {
+        let synack = pkt.is(flags::ACK);
+        if ts == 1 && !synack {
+            // The SYN leaves its edge: the edge's northbound values.
+            self.vals.clear();
+            for i in 0..self.clos.ups(sw).len() {
+                let up = self.clos.ups(sw)[i];
+                let o = occupancy(v, up);
+                self.vals.push(o);
+            }
+            self.attach(pkt);
+        } else if ts == 2 && tt == 3 && synack {
+            // The SYN-ACK leaves the destination pod: this switch's southbound values.
+            self.vals.clear();
+            for &up in self.clos.ups(sw) {
+                self.vals.push(self.scit(up, v.now));
+            }
+            self.attach(pkt);
+        }
+    }
 }
 
 impl Balancer for Expeditus {
@@ -242,27 +293,8 @@ impl Balancer for Expeditus {
                 pkt.size -= STAMP_BYTES;
             }
         }
-        if !pkt.is(flags::SYN) {
-            return;
-        }
-        let synack = pkt.is(flags::ACK);
-        if ts == 1 && !synack {
-            // Stage 1, at the destination edge: the source edge's northbound values plus
-            // this edge's southbound ones; the SYN-ACK and the ACKs will go up there.
-            if self.hdrs.detach(pkt, &mut self.vals, header_bytes) {
-                self.stage(v, sw, pkt, false);
-            }
-        } else if ts == 1 {
-            // The SYN-ACK reaches the source edge from aggregation switch a*: data go there.
-            self.pins.install(rev_key(sw, pkt), up, v.now);
-        } else if ts == 2
-            && tf == 3
-            && synack
-            && self.hdrs.detach(pkt, &mut self.vals, header_bytes)
-        {
-            // Stage 2, at the source pod's aggregation switch a*: the destination pod's
-            // aggregation switch's southbound values plus this one's northbound ones.
-            self.stage(v, sw, pkt, true);
+        if pkt.is(flags::SYN) {
+            self.syn_arrival(v, sw, up, ts, tf, pkt);
         }
     }
 
@@ -282,24 +314,7 @@ impl Balancer for Expeditus {
             pkt.overlay.stamp = occ;
             pkt.overlay.aux[0] = sw;
         } else if pkt.is(flags::SYN) && pkt.overlay.aux_flags & mark::HDR == 0 {
-            let synack = pkt.is(flags::ACK);
-            if ts == 1 && !synack {
-                // The SYN leaves its edge: the edge's northbound values.
-                self.vals.clear();
-                for i in 0..self.clos.ups(sw).len() {
-                    let up = self.clos.ups(sw)[i];
-                    let o = occupancy(v, up);
-                    self.vals.push(o);
-                }
-                self.attach(pkt);
-            } else if ts == 2 && tt == 3 && synack {
-                // The SYN-ACK leaves the destination pod: this switch's southbound values.
-                self.vals.clear();
-                for &up in self.clos.ups(sw) {
-                    self.vals.push(self.scit(up, v.now));
-                }
-                self.attach(pkt);
-            }
+            self.syn_departure(v, sw, ts, tt, pkt);
         }
     }
 
