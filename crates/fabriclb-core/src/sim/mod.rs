@@ -103,6 +103,10 @@ pub struct RunOptions<'a> {
 /// run, and gains about a fifth at LS2048, whose ports alone are 2 MiB (docs/BENCHMARKS.md).
 pub(crate) const LOOKAHEAD_MIN_PORT_BYTES: usize = 1 << 20;
 
+/// `Sim::predicted_after`'s port when there is no prediction (no link has this id: link ids
+/// stay below `KIND0`).
+const UNPREDICTED: u32 = u32::MAX;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ev {
     Arrive {
@@ -240,7 +244,9 @@ pub struct Sim {
     /// `prefetch_next_out` could predict it exactly.
     predicted: Option<(PktId, u32, u32)>,
     /// The same for the event after next (a hint until it becomes the next event; only with
-    /// the look-ahead window).
+    /// the look-ahead window), the port `UNPREDICTED` when it could not be predicted: it is
+    /// then not tried again one event later, unless an event in between could have changed
+    /// things.
     predicted_after: Option<(PktId, u32, u32)>,
     pub(crate) overlay: OverlayMode,
     /// Per directed link, the header bytes the scheme adds to every packet on it (empty when
@@ -467,7 +473,9 @@ impl Sim {
         if let Some((pkt, link)) = self.q.peek_ready(0).and_then(|e| e.arrival()) {
             let sw = self.links_rt[link as usize].to;
             let out = match before {
-                Some((p, l, out)) if after_arrival && p == pkt && l == link => Some(out),
+                Some((p, l, out)) if after_arrival && p == pkt && l == link => {
+                    (out != UNPREDICTED).then_some(out)
+                }
                 _ if self.g.is_host(sw) => None,
                 _ => self.predict_out(sw, self.arena.get(pkt)),
             };
@@ -481,8 +489,11 @@ impl Sim {
             }
         }
         if let Some((pkt, link)) = self.q.peek_ready(1).and_then(|e| e.arrival()) {
-            if let Some(out) = self.prefetch_out(pkt, link) {
-                self.predicted_after = Some((pkt, link, out));
+            match self.prefetch_out(pkt, link) {
+                Some(out) => self.predicted_after = Some((pkt, link, out)),
+                // A scheme with its own state and no prediction (Expeditus): not again.
+                None if self.lb_hooks => self.predicted_after = Some((pkt, link, UNPREDICTED)),
+                None => {}
             }
         }
     }
