@@ -1,9 +1,10 @@
 //! Load-balancing schemes, one file each.
 //!
 //! A scheme is a [`Balancer`]: the simulation calls it at every switch that has more than one
-//! shortest-path next hop for a packet (`choose`), and, if the scheme asks for them, on every
-//! packet arriving at or leaving a switch (to read and write overlay fields, as CONGA's leaves
-//! and spines do), and whenever the routes are computed (`on_routes`, as WCMP's weights need).
+//! shortest-path next hop for a packet (`choose`), and, on the links where the scheme asks for
+//! them (`switch_hooks`), on every packet arriving at or leaving a switch (to read and write
+//! overlay fields, as CONGA's leaves and spines do), and whenever the routes are computed
+//! (`on_routes`, as WCMP's weights need).
 //! It sees the switch's ports (queues, DREs) through [`LbView`] and keeps its own state.
 //! Registration: one variant of [`SchemeConfig`] (serde tag `name` is the scheme's name in
 //! scenarios, tables and plots) and its arm in [`SchemeConfig::build`]. The compiler's
