@@ -654,69 +654,73 @@ mod tests {
     use super::*;
     use crate::lb::hooks;
 
+    /// A leaf-spine with a flapping and a lossy link (routes change while packets are on
+    /// their way), under Poisson web-search flows with losses and timeouts; no `[scheme]`.
+    const LEAF_SPINE_FAILURES: &str = r#"
+        duration = "3ms"
+        drain = "10ms"
+        [topology]
+        kind = "leaf-spine"
+        leaves = 4
+        spines = 2
+        hosts_per_leaf = 4
+        host_rate = "10Gbps"
+        fabric_rate = "10Gbps"
+        [transport]
+        min_rto = "1ms"
+        [switch]
+        buffer = "30pkt"
+        [[failures]]
+        link = "L0-S0"
+        kind = "flap"
+        at = "1ms"
+        period = "500us"
+        [[failures]]
+        link = "L1-S1"
+        kind = "lossy"
+        loss = 0.01
+        [[workload]]
+        pattern = "poisson"
+        cdf = "web-search"
+        load = 0.8
+        load_basis = "fabric"
+        cross_tor = true
+        "#;
+
+    fn with_scheme(fabric: &str, scheme: &str) -> Scenario {
+        let text = format!("{fabric}\n[scheme]\nname = \"{scheme}\"\n");
+        Scenario::load(&text, crate::scenario::Format::Toml, &[]).unwrap()
+    }
+
+    /// Two runs that must not differ produced the same records (and enough of them to say so).
+    fn assert_same_records(a: &RunResult, b: &RunResult, what: &str) {
+        assert!(a.flows.rows() > 20, "{what}: {} flows", a.flows.rows());
+        assert_eq!(a.flows.to_csv(), b.flows.to_csv(), "{what}");
+        assert_eq!(a.ports.to_csv(), b.ports.to_csv(), "{what}");
+        for k in ["packet_hops", "events", "drops", "packets", "lb"] {
+            assert_eq!(a.summary[k], b.summary[k], "{what}: {k}");
+        }
+    }
+
     /// The look-ahead window changes what is prefetched, never a result: one run with it and
     /// one without give the same records. ECMP, so output ports are predicted, reused one
     /// event later and used by `forward` (which checks them against the tables in debug
-    /// builds); a flapping and a lossy link, so routes change under predictions; Poisson
-    /// web-search flows with losses and timeouts.
+    /// builds), while routes change under the predictions.
     #[test]
     fn the_lookahead_window_changes_no_result() {
-        let sc = Scenario::load(
-            r#"
-            duration = "3ms"
-            drain = "10ms"
-            [topology]
-            kind = "leaf-spine"
-            leaves = 4
-            spines = 2
-            hosts_per_leaf = 4
-            host_rate = "10Gbps"
-            fabric_rate = "10Gbps"
-            [transport]
-            min_rto = "1ms"
-            [switch]
-            buffer = "30pkt"
-            [scheme]
-            name = "ecmp"
-            [[failures]]
-            link = "L0-S0"
-            kind = "flap"
-            at = "1ms"
-            period = "500us"
-            [[failures]]
-            link = "L1-S1"
-            kind = "lossy"
-            loss = 0.01
-            [[workload]]
-            pattern = "poisson"
-            cdf = "web-search"
-            load = 0.8
-            load_basis = "fabric"
-            cross_tor = true
-            "#,
-            crate::scenario::Format::Toml,
-            &[],
-        )
-        .unwrap();
+        let sc = with_scheme(LEAF_SPINE_FAILURES, "ecmp");
         let run = |on: bool| {
             let mut sim = Sim::build(&sc).unwrap();
             sim.set_lookahead(on);
             sim.run(Default::default()).unwrap()
         };
-        let (off, on) = (run(false), run(true));
-        assert!(off.flows.rows() > 20, "{} flows", off.flows.rows());
-        assert_eq!(off.flows.to_csv(), on.flows.to_csv());
-        assert_eq!(off.ports.to_csv(), on.ports.to_csv());
-        for k in ["packet_hops", "events", "drops"] {
-            assert_eq!(off.summary[k], on.summary[k], "{k}");
-        }
+        assert_same_records(&run(false), &run(true), "ecmp");
     }
 
     /// The switch hooks a scheme leaves out on some links (`Balancer::switch_hooks`) would
     /// have done nothing there: a run with every hook called on every link gives the same
-    /// records. Each scheme with hooks, on a fabric where they act (fat-trees with
-    /// oversubscription and drops for the Expeditus family, a leaf-spine with a failed link for
-    /// CONGA), under Poisson web-search traffic.
+    /// records. Each scheme with hooks, on a fabric where they act: a fat-tree at 2:1 with
+    /// drops for the Expeditus family, the leaf-spine with failures for CONGA.
     #[test]
     fn switch_hooks_left_out_change_no_result() {
         const FAT_TREE: &str = r#"
@@ -739,62 +743,25 @@ mod tests {
             load = 0.7
             load_basis = "host"
             "#;
-        const LEAF_SPINE: &str = r#"
-            duration = "6ms"
-            drain = "10ms"
-            [topology]
-            kind = "leaf-spine"
-            leaves = 3
-            spines = 2
-            hosts_per_leaf = 4
-            host_rate = "10Gbps"
-            fabric_rate = "10Gbps"
-            [transport]
-            min_rto = "1ms"
-            [switch]
-            buffer = "30pkt"
-            [[failures]]
-            link = "L0-S0"
-            kind = "down"
-            at = "1ms"
-            [[workload]]
-            pattern = "poisson"
-            cdf = "web-search"
-            load = 0.7
-            load_basis = "fabric"
-            cross_tor = true
-            "#;
         for (fabric, scheme) in [
             (FAT_TREE, "expeditus"),
             (FAT_TREE, "expeditus-socc"),
             (FAT_TREE, "path-oracle"),
-            (LEAF_SPINE, "conga"),
-            (LEAF_SPINE, "local"),
+            (LEAF_SPINE_FAILURES, "conga"),
+            (LEAF_SPINE_FAILURES, "local"),
         ] {
-            let text = format!("{fabric}\n[scheme]\nname = \"{scheme}\"\n");
-            let sc = Scenario::load(&text, crate::scenario::Format::Toml, &[]).unwrap();
+            let sc = with_scheme(fabric, scheme);
             let run = |every: bool| {
                 let mut sim = Sim::build(&sc).unwrap();
-                assert!(sim.lb_hooks, "{scheme}");
-                let own = sim.link_hooks.clone();
                 // Something is left out, or the comparison would test nothing.
-                assert!(own.iter().any(|&h| h != hooks::BOTH), "{scheme}");
+                assert!(sim.lb_hooks, "{scheme}");
+                assert!(sim.link_hooks.iter().any(|&h| h != hooks::BOTH), "{scheme}");
                 if every {
                     sim.link_hooks.iter_mut().for_each(|h| *h = hooks::BOTH);
                 }
                 sim.run(Default::default()).unwrap()
             };
-            let (own, every) = (run(false), run(true));
-            assert!(
-                own.flows.rows() > 20,
-                "{scheme}: {} flows",
-                own.flows.rows()
-            );
-            assert_eq!(own.flows.to_csv(), every.flows.to_csv(), "{scheme}");
-            assert_eq!(own.ports.to_csv(), every.ports.to_csv(), "{scheme}");
-            for k in ["packet_hops", "events", "drops", "lb", "packets"] {
-                assert_eq!(own.summary[k], every.summary[k], "{scheme}: {k}");
-            }
+            assert_same_records(&run(false), &run(true), scheme);
         }
     }
 
