@@ -80,9 +80,9 @@ pub trait Balancer {
     /// Pick one of `cands` (at least two directed links) for `pkt` at switch `sw`.
     fn choose(&mut self, v: &mut LbView, sw: u32, pkt: &mut Packet, cands: &[u32]) -> u32;
     /// The next hop [`Balancer::choose`] would pick, when it depends on the packet and the
-    /// routes alone: for prefetching the output port before the packet arrives; `forward` uses
-    /// it instead of `choose` when the scheme has no arrival hooks and adds no overlay (it is
-    /// checked against the tables in debug builds).
+    /// routes alone: for prefetching the output port before the packet arrives, and `forward`
+    /// uses it instead of `choose` (checked against the tables in debug builds). Not asked of
+    /// schemes with switch hooks, whose `on_arrival` runs before the choice.
     fn predict(&self, _sw: u32, _pkt: &Packet, _cands: &[u32]) -> Option<u32> {
         None
     }

@@ -73,6 +73,9 @@ impl Sim {
         match cands.len() {
             0 => None,
             1 => Some(cands[0]),
+            // With switch hooks, `on_arrival` runs before the choice and may change what it
+            // reads: only a hop without a choice is predicted (and then exactly, hooks or not).
+            _ if self.lb_hooks => None,
             _ => self.lb.predict(sw, p, cands),
         }
     }

@@ -480,9 +480,7 @@ impl Sim {
                 _ => self.predict_out(sw, self.arena.get(pkt)),
             };
             if let Some(out) = out {
-                if !self.lb_hooks && self.overlay == OverlayMode::None {
-                    self.predicted = Some((pkt, link, out));
-                }
+                self.predicted = Some((pkt, link, out));
                 if let Some(p) = self.ports.get(out as usize).and_then(Port::waiting_hint) {
                     prefetch(p);
                 }
@@ -507,9 +505,7 @@ impl Sim {
             return;
         };
         if let Some(out) = self.prefetch_out(pkt, link) {
-            if !self.lb_hooks && self.overlay == OverlayMode::None {
-                self.predicted = Some((pkt, link, out));
-            }
+            self.predicted = Some((pkt, link, out));
         }
     }
 
