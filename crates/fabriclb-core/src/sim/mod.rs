@@ -489,7 +489,7 @@ impl Sim {
         if let Some((pkt, link)) = self.q.peek_ready(1).and_then(|e| e.arrival()) {
             match self.prefetch_out(pkt, link) {
                 Some(out) => self.predicted_after = Some((pkt, link, out)),
-                // A scheme with its own state and no prediction (Expeditus): not again.
+                // A choice under a scheme with switch hooks (never predicted): not tried again.
                 None if self.lb_hooks => self.predicted_after = Some((pkt, link, UNPREDICTED)),
                 None => {}
             }
