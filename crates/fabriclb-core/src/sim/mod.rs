@@ -489,8 +489,8 @@ impl Sim {
         if let Some((pkt, link)) = self.q.peek_ready(1).and_then(|e| e.arrival()) {
             match self.prefetch_out(pkt, link) {
                 Some(out) => self.predicted_after = Some((pkt, link, out)),
-                // Under switch hooks, no prediction (a host, or a choice: never predicted) is
-                // not asked for again one event later.
+                // Under switch hooks a missing prediction (a host, or a choice: never
+                // predicted) is remembered, so that it is not asked for again one event later.
                 None if self.lb_hooks => self.predicted_after = Some((pkt, link, UNPREDICTED)),
                 None => {}
             }
