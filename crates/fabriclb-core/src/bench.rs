@@ -271,8 +271,8 @@ mod tests {
         }
     }
 
-    /// The look-ahead window is on where the ports exceed `LOOKAHEAD_MIN_PORT_BYTES`: in the
-    /// two large benchmarks only (docs/BENCHMARKS.md).
+    /// The look-ahead window (and the heap's 2 MiB pages) are on where the ports exceed
+    /// `LARGE_WORLD_PORT_BYTES`: in the two large benchmarks only (docs/BENCHMARKS.md).
     #[test]
     fn the_window_is_on_in_the_large_benchmarks_only() {
         for (name, _, toml) in &scenarios() {

@@ -20,6 +20,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+/// 2 MiB pages for a large world's heap (`fabriclb_core::mem`).
+#[global_allocator]
+static ALLOC: fabriclb_core::mem::HugeHeap = fabriclb_core::mem::HugeHeap;
+
 /// The exception classes live in Python (`fabriclb.errors`) so that the pure-Python parts of
 /// the package work without the compiled core; they are looked up once and cached.
 static ERROR_TYPES: GILOnceCell<[Py<PyType>; 3]> = GILOnceCell::new();

@@ -1,6 +1,10 @@
 //! `fabriclb-bench [--duration D] [NAME ...]`: run the named benchmarks (default: all), one
 //! JSON line each. `--duration 2ms` replaces their simulated time (and drops the warm-up): a
 //! short run for counting instructions under callgrind (docs/BENCHMARKS.md).
+/// 2 MiB pages for a large world's heap (`fabriclb_core::mem`).
+#[global_allocator]
+static ALLOC: fabriclb_core::mem::HugeHeap = fabriclb_core::mem::HugeHeap;
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let mut duration = None;

@@ -12,6 +12,7 @@
 //!
 //! The arena allocates nothing per packet once warmed up: freed slots are reused.
 
+use crate::mem::{advise_huge_pages, HUGE_PAGE_BYTES};
 use crate::units::Time;
 
 pub type PktId = u32;
@@ -131,34 +132,6 @@ impl Packet {
     }
 }
 
-const HUGE_PAGE_BYTES: usize = 2 << 20;
-
-/// The 2 MiB pages wholly inside `[addr, addr + bytes)`, as a start and a length (none when
-/// the range holds no whole one).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn huge_page_span(addr: usize, bytes: usize) -> Option<(usize, usize)> {
-    let start = addr.next_multiple_of(HUGE_PAGE_BYTES);
-    let end = (addr + bytes) & !(HUGE_PAGE_BYTES - 1);
-    (end > start).then(|| (start, end - start))
-}
-
-/// Ask for transparent huge pages on the 2 MiB pages wholly inside the allocation
-/// `[p, p + bytes)`. Pages touched from then on come as huge pages where the kernel can; pages
-/// already touched (memory the allocator hands back) stay as they are. A hint: where the
-/// kernel's THP mode is `never`, or off Linux, nothing changes (and results never do).
-fn advise_huge_pages(p: *const u8, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    if let Some((start, len)) = huge_page_span(p as usize, bytes) {
-        // SAFETY: madvise only changes how the kernel backs pages of this process's own
-        // allocation; MADV_HUGEPAGE never changes their contents or validity.
-        unsafe {
-            libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (p, bytes);
-}
-
 /// Slab of packets with a free list.
 #[derive(Default)]
 pub struct Arena {
@@ -260,27 +233,6 @@ mod tests {
         assert_eq!(z, x);
         assert_eq!(a.get(z).conn, 7);
         assert_ne!(y, z);
-    }
-
-    #[test]
-    fn huge_page_span_is_the_whole_pages_inside() {
-        const H: usize = HUGE_PAGE_BYTES;
-        for (addr, bytes, want) in [
-            (0, H, Some((0, H))),
-            (H, 3 * H, Some((H, 3 * H))),
-            (16, H, None),
-            (16, 2 * H, Some((H, H))),
-            (H - 64, 3 * H + 64, Some((H, 3 * H))),
-            (H + 4096, 3 * H, Some((2 * H, 2 * H))),
-            (0, H - 1, None),
-            (H, 0, None),
-        ] {
-            assert_eq!(
-                huge_page_span(addr, bytes),
-                want,
-                "addr {addr}, bytes {bytes}"
-            );
-        }
     }
 
     #[test]

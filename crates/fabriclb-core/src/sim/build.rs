@@ -5,7 +5,7 @@
 use super::fabric::{LinkRt, PoolLink, PoolRt};
 use super::failures::{LinkAction, LinkChange};
 use super::measure::PathTrace;
-use super::{Counters, Ev, Sim, TraceRows, KIND0, LOOKAHEAD_MIN_PORT_BYTES};
+use super::{Counters, Ev, Sim, TraceRows, KIND0, LARGE_WORLD_PORT_BYTES};
 use crate::engine::EventQueue;
 use crate::error::Error;
 use crate::host::Hosts;
@@ -240,6 +240,7 @@ impl Sim {
             next_spec: 0,
             lb,
             lb_hooks,
+            large_world: false,
             link_hooks,
             track_dre,
             links_rt,
@@ -324,7 +325,8 @@ impl Sim {
         sim.schedule(warm, Ev::Mark { which: 0 });
         let end = sim.end_arrivals;
         sim.schedule(end, Ev::Mark { which: 1 });
-        sim.set_lookahead(n_links * std::mem::size_of::<Port>() > LOOKAHEAD_MIN_PORT_BYTES);
+        sim.large_world = n_links * std::mem::size_of::<Port>() > LARGE_WORLD_PORT_BYTES;
+        sim.set_lookahead(sim.large_world);
         Ok(sim)
     }
 

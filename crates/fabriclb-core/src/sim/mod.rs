@@ -98,10 +98,12 @@ pub struct RunOptions<'a> {
     pub cancel: Option<&'a AtomicBool>,
 }
 
-/// Above this many bytes of ports the look-ahead window is on (`Sim::set_lookahead`): a
-/// core's L2 cache here (1 MiB). The window costs about a tenth of the instructions of a small
-/// run, and gains about a fifth at LS2048, whose ports alone are 2 MiB (docs/BENCHMARKS.md).
-pub(crate) const LOOKAHEAD_MIN_PORT_BYTES: usize = 1 << 20;
+/// A world whose ports alone take more than this many bytes (a core's L2 cache here, 1 MiB) is
+/// large (docs/BENCHMARKS.md): the look-ahead window is on (`Sim::set_lookahead`; it costs about
+/// a tenth of the instructions of a small run and gains about a fifth at LS2048, whose ports
+/// alone are 2 MiB), and the heap grows on 2 MiB pages while it runs
+/// (`mem::prefer_huge_pages`; in a small world they cost speed and resident memory).
+pub(crate) const LARGE_WORLD_PORT_BYTES: usize = 1 << 20;
 
 /// `Sim::predicted_after`'s port when there is no prediction (no link has this id: link ids
 /// stay below `KIND0`).
@@ -234,6 +236,8 @@ pub struct Sim {
     lb: Box<dyn Balancer>,
     /// Some link has switch hooks (`link_hooks`).
     lb_hooks: bool,
+    /// The ports alone exceed `LARGE_WORLD_PORT_BYTES`.
+    large_world: bool,
     /// Per directed link, the switch hooks the scheme needs there (`Balancer::switch_hooks`).
     link_hooks: Vec<u8>,
     /// The scheme reads DREs: keep them up to date.
@@ -311,7 +315,7 @@ impl Sim {
 
     /// Turn the event queue's look-ahead window and the staged prefetching on or off (before
     /// the run; results are the same either way). `build` turns it on when the ports alone
-    /// exceed `LOOKAHEAD_MIN_PORT_BYTES`.
+    /// exceed `LARGE_WORLD_PORT_BYTES`.
     pub(crate) fn set_lookahead(&mut self, on: bool) {
         self.q.set_lookahead(on);
     }
@@ -327,6 +331,9 @@ impl Sim {
         let t0 = std::time::Instant::now();
         if let (Some(path), Some(tap)) = (&self.sc.measure.pcap_file, self.tap.as_mut()) {
             tap.pcap = Some(crate::stats::pcap::PcapWriter::create(path)?);
+        }
+        if self.large_world {
+            crate::mem::prefer_huge_pages();
         }
         let horizon = self.end_time.max(1) as f64;
         let mut next_check = 0u64;
