@@ -89,8 +89,8 @@ impl HugeHeap {
                     .compare_exchange(seen, top, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
             {
-                // Whole 2 MiB pages of the growth; the page glibc's header landed on is already
-                // touched and stays small.
+                // The growth's whole 2 MiB pages (the one glibc's chunk header landed in was
+                // touched before this advice, and stays on 4 KiB pages).
                 let from = seen & !(HUGE_PAGE_BYTES - 1);
                 advise_huge_pages(from as *const u8, top - from);
             }
