@@ -240,7 +240,6 @@ impl Sim {
             next_spec: 0,
             lb,
             lb_hooks,
-            large_world: false,
             link_hooks,
             track_dre,
             links_rt,
@@ -325,8 +324,7 @@ impl Sim {
         sim.schedule(warm, Ev::Mark { which: 0 });
         let end = sim.end_arrivals;
         sim.schedule(end, Ev::Mark { which: 1 });
-        sim.large_world = n_links * std::mem::size_of::<Port>() > LARGE_WORLD_PORT_BYTES;
-        sim.set_lookahead(sim.large_world);
+        sim.set_lookahead(n_links * std::mem::size_of::<Port>() > LARGE_WORLD_PORT_BYTES);
         Ok(sim)
     }
 

@@ -236,8 +236,6 @@ pub struct Sim {
     lb: Box<dyn Balancer>,
     /// Some link has switch hooks (`link_hooks`).
     lb_hooks: bool,
-    /// The ports alone exceed `LARGE_WORLD_PORT_BYTES`.
-    large_world: bool,
     /// Per directed link, the switch hooks the scheme needs there (`Balancer::switch_hooks`).
     link_hooks: Vec<u8>,
     /// The scheme reads DREs: keep them up to date.
@@ -332,7 +330,8 @@ impl Sim {
         if let (Some(path), Some(tap)) = (&self.sc.measure.pcap_file, self.tap.as_mut()) {
             tap.pcap = Some(crate::stats::pcap::PcapWriter::create(path)?);
         }
-        if self.large_world {
+        // The window is on in a large world (`LARGE_WORLD_PORT_BYTES`), and only there.
+        if self.q.lookahead() {
             crate::mem::prefer_huge_pages();
         }
         let horizon = self.end_time.max(1) as f64;
