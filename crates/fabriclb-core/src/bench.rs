@@ -189,6 +189,21 @@ pub fn bench(name: &str) -> Result<BenchResult, Error> {
 /// short run, for counting instructions under callgrind (counts do not move with the
 /// machine's noise).
 pub fn bench_for(name: &str, duration: Option<&str>) -> Result<BenchResult, Error> {
+    let overrides: Vec<(String, String)> = duration
+        .map(|d| {
+            vec![
+                ("duration".to_string(), format!("{d:?}")),
+                ("warmup".to_string(), "\"0s\"".to_string()),
+            ]
+        })
+        .unwrap_or_default();
+    bench_with(name, &overrides)
+}
+
+/// [`bench`] with fields of the benchmark's scenario overridden before validation, as
+/// `fabriclb run --set PATH=VALUE` does (e.g. `("transport.rcv_window", "30KB")`): a variant
+/// of a benchmark, timed and measured the same way.
+pub fn bench_with(name: &str, overrides: &[(String, String)]) -> Result<BenchResult, Error> {
     let all = scenarios();
     let (n, desc, toml) = all
         .iter()
@@ -202,15 +217,7 @@ pub fn bench_for(name: &str, duration: Option<&str>) -> Result<BenchResult, Erro
                 ),
             )
         })?;
-    let overrides: Vec<(String, String)> = duration
-        .map(|d| {
-            vec![
-                ("duration".to_string(), format!("{d:?}")),
-                ("warmup".to_string(), "\"0s\"".to_string()),
-            ]
-        })
-        .unwrap_or_default();
-    let sc = Scenario::load(toml, Format::Toml, &overrides)?;
+    let sc = Scenario::load(toml, Format::Toml, overrides)?;
     // Writing 5 to clear_refs resets the peak (VmHWM) to the current resident set (Linux
     // >= 4.0), so the peak after the run less the resident set now is the core's own. First
     // hand back to the kernel what the allocator kept from an earlier run in this process
@@ -291,5 +298,29 @@ mod tests {
         assert!(r.packet_hops > 0 && r.events >= r.packet_hops);
         let e = bench_for("LS128", Some("-1ms")).unwrap_err().to_string();
         assert!(e.contains("duration"), "{e}");
+    }
+
+    #[test]
+    fn a_benchmark_takes_overrides() {
+        let set = |p: &str, v: &str| (p.to_string(), v.to_string());
+        let short = [set("duration", "50us")];
+        let base = bench_with("LS128", &short).unwrap();
+        // A receive window of two segments holds every flow back: the same fabric carries less.
+        let narrow = bench_with(
+            "LS128",
+            &[short[0].clone(), set("transport.rcv_window", "2920B")],
+        )
+        .unwrap();
+        assert!(
+            narrow.goodput_gbps < 0.8 * base.goodput_gbps,
+            "{} vs {}",
+            narrow.goodput_gbps,
+            base.goodput_gbps
+        );
+        // A bad field is named.
+        let e = bench_with("LS128", &[set("transport.rcv_windw", "30KB")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rcv_windw"), "{e}");
     }
 }

@@ -1,36 +1,52 @@
-//! `fabriclb-bench [--duration D] [NAME ...]`: run the named benchmarks (default: all), one
-//! JSON line each. `--duration 2ms` replaces their simulated time (and drops the warm-up): a
-//! short run for counting instructions under callgrind (docs/BENCHMARKS.md).
+//! `fabriclb-bench [--duration D] [--set PATH=VALUE ...] [NAME ...]`: run the named benchmarks
+//! (default: all), one JSON line each. `--duration 2ms` replaces their simulated time (and
+//! drops the warm-up): a short run for counting instructions under callgrind
+//! (docs/BENCHMARKS.md). `--set` overrides a field of the benchmark's scenario, as `fabriclb run
+//! --set` does: a variant of a benchmark, e.g. `--set transport.rcv_window=30KB`.
 /// 2 MiB pages for a large world's heap (`fabriclb_core::mem`).
 #[global_allocator]
 static ALLOC: fabriclb_core::mem::HugeHeap = fabriclb_core::mem::HugeHeap;
 
+fn fail(msg: &str) -> ! {
+    eprintln!("fabriclb-bench: {msg}");
+    std::process::exit(2);
+}
+
 fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let mut duration = None;
-    if let Some(i) = args.iter().position(|a| a == "--duration") {
-        if i + 1 >= args.len() {
-            eprintln!("fabriclb-bench: --duration needs a value, e.g. --duration 2ms");
-            std::process::exit(2);
+    let mut args = std::env::args().skip(1);
+    let mut overrides: Vec<(String, String)> = vec![];
+    let mut names: Vec<String> = vec![];
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--duration" => {
+                let Some(d) = args.next() else {
+                    fail("--duration needs a value, e.g. --duration 2ms");
+                };
+                overrides.push(("duration".into(), format!("{d:?}")));
+                overrides.push(("warmup".into(), "\"0s\"".into()));
+            }
+            "--set" => {
+                let Some((path, value)) = args.next().and_then(|s| {
+                    s.split_once('=')
+                        .map(|(p, v)| (p.to_string(), v.to_string()))
+                }) else {
+                    fail("--set needs PATH=VALUE, e.g. --set transport.rcv_window=30KB");
+                };
+                overrides.push((path, value));
+            }
+            _ => names.push(a),
         }
-        duration = Some(args.remove(i + 1));
-        args.remove(i);
     }
-    let names: Vec<String> = if args.is_empty() {
-        fabriclb_core::api::bench_names()
+    if names.is_empty() {
+        names = fabriclb_core::api::bench_names()
             .iter()
             .map(|s| s.to_string())
-            .collect()
-    } else {
-        args
-    };
+            .collect();
+    }
     for n in names {
-        match fabriclb_core::api::bench_for(&n, duration.as_deref()) {
+        match fabriclb_core::api::bench_with(&n, &overrides) {
             Ok(r) => println!("{}", serde_json::to_string(&r).unwrap()),
-            Err(e) => {
-                eprintln!("fabriclb-bench: {e}");
-                std::process::exit(2);
-            }
+            Err(e) => fail(&e.to_string()),
         }
     }
 }
