@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::scenario::{Format, Scenario};
 
-pub use crate::bench::{bench, bench_for, bench_names, bench_with, BenchResult};
+pub use crate::bench::{bench, bench_for, bench_names, bench_scenario, bench_with, BenchResult};
 pub use crate::sim::RunOptions;
 pub use crate::stats::RunResult;
 

@@ -185,6 +185,23 @@ pub fn bench(name: &str) -> Result<BenchResult, Error> {
     bench_for(name, None)
 }
 
+/// A named benchmark (any case): its name, description and scenario as TOML (which `fabriclb
+/// run` takes, to look at a benchmark's tables or run a variant of it).
+pub fn bench_scenario(name: &str) -> Result<(&'static str, &'static str, String), Error> {
+    scenarios()
+        .into_iter()
+        .find(|s| s.0.eq_ignore_ascii_case(name))
+        .ok_or_else(|| {
+            Error::config(
+                "bench",
+                format!(
+                    "unknown benchmark '{name}'; allowed: {}",
+                    bench_names().join(", ")
+                ),
+            )
+        })
+}
+
 /// [`bench`] with the simulated time replaced (`duration`, e.g. `"2ms"`, and no warm-up): a
 /// short run, for counting instructions under callgrind (counts do not move with the
 /// machine's noise).
@@ -204,20 +221,8 @@ pub fn bench_for(name: &str, duration: Option<&str>) -> Result<BenchResult, Erro
 /// `fabriclb run --set PATH=VALUE` does (e.g. `("transport.rcv_window", "30KB")`): a variant
 /// of a benchmark, timed and measured the same way.
 pub fn bench_with(name: &str, overrides: &[(String, String)]) -> Result<BenchResult, Error> {
-    let all = scenarios();
-    let (n, desc, toml) = all
-        .iter()
-        .find(|s| s.0.eq_ignore_ascii_case(name))
-        .ok_or_else(|| {
-            Error::config(
-                "bench",
-                format!(
-                    "unknown benchmark '{name}'; allowed: {}",
-                    bench_names().join(", ")
-                ),
-            )
-        })?;
-    let sc = Scenario::load(toml, Format::Toml, overrides)?;
+    let (n, desc, toml) = bench_scenario(name)?;
+    let sc = Scenario::load(&toml, Format::Toml, overrides)?;
     // Writing 5 to clear_refs resets the peak (VmHWM) to the current resident set (Linux
     // >= 4.0), so the peak after the run less the resident set now is the core's own. First
     // hand back to the kernel what the allocator kept from an earlier run in this process
@@ -317,6 +322,12 @@ mod tests {
             narrow.goodput_gbps,
             base.goodput_gbps
         );
+        // The scenario as a file would give it.
+        let (name, _, toml) = bench_scenario("ls128").unwrap();
+        assert_eq!(name, "LS128");
+        let sc = Scenario::load(&toml, Format::Toml, &short).unwrap();
+        assert_eq!(sc.duration.0, 50 * 1_000_000);
+        assert!(bench_scenario("LS129").is_err());
         // A bad field is named.
         let e = bench_with("LS128", &[set("transport.rcv_windw", "30KB")])
             .unwrap_err()

@@ -1,5 +1,6 @@
-//! `fabriclb-bench [--duration D] [--set PATH=VALUE ...] [NAME ...]`: run the named benchmarks
-//! (default: all), one JSON line each. `--duration 2ms` replaces their simulated time (and
+//! `fabriclb-bench [--duration D] [--set PATH=VALUE ...] [--show] [NAME ...]`: run the named
+//! benchmarks (default: all), one JSON line each; with `--show`, print their scenarios (TOML,
+//! as `fabriclb run` takes them) instead. `--duration 2ms` replaces their simulated time (and
 //! drops the warm-up): a short run for counting instructions under callgrind
 //! (docs/BENCHMARKS.md). `--set` overrides a field of the benchmark's scenario, as `fabriclb run
 //! --set` does: a variant of a benchmark, e.g. `--set transport.rcv_window=30KB`.
@@ -16,6 +17,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mut overrides: Vec<(String, String)> = vec![];
     let mut names: Vec<String> = vec![];
+    let mut show = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--duration" => {
@@ -34,6 +36,7 @@ fn main() {
                 };
                 overrides.push((path, value));
             }
+            "--show" => show = true,
             _ => names.push(a),
         }
     }
@@ -44,6 +47,13 @@ fn main() {
             .collect();
     }
     for n in names {
+        if show {
+            match fabriclb_core::api::bench_scenario(&n) {
+                Ok((_, _, toml)) => println!("{}", toml.trim()),
+                Err(e) => fail(&e.to_string()),
+            }
+            continue;
+        }
         match fabriclb_core::api::bench_with(&n, &overrides) {
             Ok(r) => println!("{}", serde_json::to_string(&r).unwrap()),
             Err(e) => fail(&e.to_string()),
