@@ -59,8 +59,11 @@ pub(crate) fn prefetch(p: *const u8) {
 }
 
 /// How many events past the one running are kept out of the heap, visible to `peek_ready`,
-/// when the window is on ([`EventQueue::set_lookahead`]).
-pub const LOOKAHEAD: usize = 3;
+/// when the window is on ([`EventQueue::set_lookahead`]). The simulator loads a packet this
+/// many events before it runs. Four measured faster than three at LS2048 and FT2048 once the
+/// whole heap of a large world was on 2 MiB pages, and five no faster than four
+/// (docs/BENCHMARKS.md, the nineteenth session).
+pub const LOOKAHEAD: usize = 4;
 /// ... when they are due within this long of the last one popped (100 ns): far enough for the
 /// window to fill wherever events are dense enough to be memory-bound, near enough that
 /// events scheduled while it is out rarely land in it (a hop is at least a serialisation
