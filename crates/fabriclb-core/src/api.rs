@@ -4,7 +4,9 @@
 use crate::error::Error;
 use crate::scenario::{Format, Scenario};
 
-pub use crate::bench::{bench, bench_for, bench_names, bench_scenario, bench_with, BenchResult};
+pub use crate::bench::{
+    bench, bench_for, bench_names, bench_scenario, bench_with, shortened, BenchResult,
+};
 pub use crate::sim::RunOptions;
 pub use crate::stats::RunResult;
 

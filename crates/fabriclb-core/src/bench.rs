@@ -206,15 +206,16 @@ pub fn bench_scenario(name: &str) -> Result<(&'static str, &'static str, String)
 /// short run, for counting instructions under callgrind (counts do not move with the
 /// machine's noise).
 pub fn bench_for(name: &str, duration: Option<&str>) -> Result<BenchResult, Error> {
-    let overrides: Vec<(String, String)> = duration
-        .map(|d| {
-            vec![
-                ("duration".to_string(), format!("{d:?}")),
-                ("warmup".to_string(), "\"0s\"".to_string()),
-            ]
-        })
-        .unwrap_or_default();
-    bench_with(name, &overrides)
+    bench_with(name, &duration.map_or(vec![], shortened))
+}
+
+/// The overrides that replace a benchmark's simulated time with `duration` and drop its
+/// warm-up (see [`bench_for`]).
+pub fn shortened(duration: &str) -> Vec<(String, String)> {
+    vec![
+        ("duration".to_string(), format!("{duration:?}")),
+        ("warmup".to_string(), "\"0s\"".to_string()),
+    ]
 }
 
 /// [`bench`] with fields of the benchmark's scenario overridden before validation, as

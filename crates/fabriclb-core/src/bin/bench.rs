@@ -1,6 +1,6 @@
 //! `fabriclb-bench [--duration D] [--set PATH=VALUE ...] [--show] [NAME ...]`: run the named
-//! benchmarks (default: all), one JSON line each; with `--show`, print their scenarios (TOML,
-//! as `fabriclb run` takes them) instead. `--duration 2ms` replaces their simulated time (and
+//! benchmarks (default: all), one JSON line each; with `--show`, print their scenarios as
+//! shipped (TOML, as `fabriclb run` takes them; without the overrides) instead. `--duration 2ms` replaces their simulated time (and
 //! drops the warm-up): a short run for counting instructions under callgrind
 //! (docs/BENCHMARKS.md). `--set` overrides a field of the benchmark's scenario, as `fabriclb run
 //! --set` does: a variant of a benchmark, e.g. `--set transport.rcv_window=30KB`.
@@ -24,8 +24,7 @@ fn main() {
                 let Some(d) = args.next() else {
                     fail("--duration needs a value, e.g. --duration 2ms");
                 };
-                overrides.push(("duration".into(), format!("{d:?}")));
-                overrides.push(("warmup".into(), "\"0s\"".into()));
+                overrides.extend(fabriclb_core::api::shortened(&d));
             }
             "--set" => {
                 let Some((path, value)) = args.next().and_then(|s| {
