@@ -1,9 +1,10 @@
 //! `fabriclb-bench [--duration D] [--set PATH=VALUE ...] [--show] [NAME ...]`: run the named
-//! benchmarks (default: all), one JSON line each; with `--show`, print their scenarios as
-//! shipped (TOML, as `fabriclb run` takes them; without the overrides) instead. `--duration 2ms` replaces their simulated time (and
-//! drops the warm-up): a short run for counting instructions under callgrind
-//! (docs/BENCHMARKS.md). `--set` overrides a field of the benchmark's scenario, as `fabriclb run
-//! --set` does: a variant of a benchmark, e.g. `--set transport.rcv_window=30KB`.
+//! benchmarks (default: all), one JSON line each. `--duration 2ms` replaces their simulated
+//! time (and drops the warm-up): a short run for counting instructions under callgrind
+//! (docs/BENCHMARKS.md). `--set` overrides a field of the benchmark's scenario, as `fabriclb
+//! run --set` does: a variant of a benchmark, e.g. `--set transport.rcv_window=30KB`. `--show`
+//! prints the scenarios as shipped instead (TOML, as `fabriclb run` takes them; without the
+//! overrides).
 /// 2 MiB pages for a large world's heap (`fabriclb_core::mem`).
 #[global_allocator]
 static ALLOC: fabriclb_core::mem::HugeHeap = fabriclb_core::mem::HugeHeap;
