@@ -36,11 +36,12 @@
 //! whose state does not fit in the cache (LS2048: 17% faster; LS128 would be 10% slower:
 //! docs/BENCHMARKS.md).
 //!
-//! This layer knows nothing about packets, links or TCP: an event is an opaque `Copy` payload.
+//! This layer knows nothing about packets, links or TCP: an event is an opaque 32-bit payload
+//! ([`Payload`]; the simulator packs its events into it).
 
 mod radix;
 mod window;
-pub use radix::RadixQueue;
+pub use radix::{Payload, RadixQueue};
 use window::Window;
 
 pub use crate::units::Time;
@@ -71,7 +72,7 @@ pub const LOOKAHEAD: usize = 4;
 pub const LOOKAHEAD_PS: Time = 100_000;
 
 /// The pending-event set with the ordering contract above.
-pub struct EventQueue<E: Copy> {
+pub struct EventQueue<E: Payload> {
     heap: RadixQueue<E>,
     /// The next events, in order, already taken from the heap: every entry here comes before
     /// every entry in the heap (by time, then insertion). Refilled on each pop (up to
@@ -83,7 +84,7 @@ pub struct EventQueue<E: Copy> {
     now: Time,
 }
 
-impl<E: Copy + Default> EventQueue<E> {
+impl<E: Payload + Default> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: RadixQueue::new(),
@@ -187,7 +188,7 @@ impl<E: Copy + Default> EventQueue<E> {
     }
 }
 
-impl<E: Copy + Default> Default for EventQueue<E> {
+impl<E: Payload + Default> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
@@ -197,6 +198,24 @@ impl<E: Copy + Default> Default for EventQueue<E> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
+
+    impl Payload for char {
+        fn bits(self) -> u32 {
+            self as u32
+        }
+        fn from_bits(bits: u32) -> Self {
+            char::from_u32(bits).unwrap()
+        }
+    }
+
+    impl Payload for u8 {
+        fn bits(self) -> u32 {
+            self as u32
+        }
+        fn from_bits(bits: u32) -> Self {
+            bits as u8
+        }
+    }
 
     #[test]
     fn same_time_events_run_in_insertion_order() {
@@ -249,7 +268,7 @@ mod tests {
             let mut q = EventQueue::new();
             q.set_lookahead(on);
             let mut reference = std::collections::BTreeSet::new();
-            let mut seq = 0u64;
+            let mut seq = 0u32;
             for _ in 0..2000 {
                 let t = rng.below(50);
                 seq += 1;
@@ -267,10 +286,10 @@ mod tests {
                 assert!((on && peeked.is_none()) || peeked == Some(e));
                 // What can be peeked is a prefix of the next events of the reference, cut
                 // short (with the window) only by the end or by the time horizon.
-                let window: Vec<u64> = (0..LOOKAHEAD)
+                let window: Vec<u32> = (0..LOOKAHEAD)
                     .filter_map(|n| q.peek_ready(n).copied())
                     .collect();
-                let next: Vec<(u64, u64)> =
+                let next: Vec<(u64, u32)> =
                     reference.iter().skip(1).take(LOOKAHEAD).copied().collect();
                 let k = window.len();
                 assert_eq!(window, next[..k].iter().map(|x| x.1).collect::<Vec<_>>());

@@ -16,20 +16,52 @@
 //! (it is the newest entry); a bucket is spread, in order, into buckets that are all empty
 //! (they are below it), or sorted stably into the empty run; a push into the run goes after
 //! every entry at or before its time. So the order survives. Entries are therefore just
-//! (time, payload): 16 bytes for the simulator's packed events.
+//! (time, payload), and in the buckets that hold nearly every entry, 8 bytes: an entry of
+//! bucket i agrees with `last` from bit i on, so in buckets 1..=32 (times less than 2^32 ps,
+//! 4.3 ms, past `last`) the low 32 bits of its time and a 32-bit payload ([`Payload`]) say it
+//! all. The moves, most of the heap's work, then carry half the bytes, and the heap's share
+//! of the cache halves (at LS2048, 1-3% faster than with 16-byte entries everywhere; 24-byte
+//! entries ran 11% slower: docs/BENCHMARKS.md, the twentieth session). The run and buckets
+//! 33..=64 keep (time, payload) whole.
 //!
 //! Each bucket also keeps a copy of its earliest entry (the first one at its minimum time), so
 //! the next event is known without reorganising the heap ([`RadixQueue::peek_ready`]), and a
 //! refill does not scan for the minimum.
 
 const NB: usize = 65;
+/// Buckets 1..=NARROW keep 8-byte entries: (time's low 32 bits) << 32 | payload bits.
+const NARROW: usize = 32;
+const LOW: u64 = (1 << 32) - 1;
+
+/// An event's payload as the heap keeps it in its narrow buckets: 32 bits.
+pub trait Payload: Copy {
+    fn bits(self) -> u32;
+    fn from_bits(bits: u32) -> Self;
+}
+
+impl Payload for u32 {
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits
+    }
+}
+
+/// A narrow bucket's entry.
+#[inline(always)]
+fn pack<E: Payload>(t: u64, e: E) -> u64 {
+    t << 32 | e.bits() as u64
+}
 /// A bucket of at most this many entries is sorted into the run when taken, not spread.
 const SORT_MAX: usize = 16;
 /// A push inside a run longer than this spreads the run over the buckets first (see
 /// `RadixQueue::insert_run_inside`).
 const RUN_MAX: usize = 64;
 
-pub struct RadixQueue<E: Copy> {
+pub struct RadixQueue<E: Payload> {
     last: u64,
     len: usize,
     /// The run: every entry whose time agrees with `last` above bit `run_shift`, sorted by
@@ -38,9 +70,11 @@ pub struct RadixQueue<E: Copy> {
     run: Vec<(u64, E)>,
     run_head: usize,
     run_shift: u32,
-    /// buckets[i] (i >= 1): entries whose time differs from `last` first at bit i-1. An array,
-    /// so that indexing by a bucket number (0..=64) needs no bounds check.
-    buckets: [Vec<(u64, E)>; NB],
+    /// Bucket i (i >= 1): entries whose time differs from `last` first at bit i-1; for i up to
+    /// `NARROW` in `narrow[i]` (packed), above in `wide[i]`. Arrays, so that indexing by a
+    /// bucket number needs no bounds check (the unused ends stay empty).
+    narrow: [Vec<u64>; NARROW + 1],
+    wide: [Vec<(u64, E)>; NB],
     /// Per bucket: its minimum time and the first entry at that time (a copy: peeking reads
     /// this small array, not a random place in a large bucket).
     min: [(u64, Option<E>); NB],
@@ -48,7 +82,7 @@ pub struct RadixQueue<E: Copy> {
     nonempty: u64,
 }
 
-impl<E: Copy> RadixQueue<E> {
+impl<E: Payload> RadixQueue<E> {
     pub fn new() -> Self {
         RadixQueue {
             last: 0,
@@ -56,7 +90,8 @@ impl<E: Copy> RadixQueue<E> {
             run: Vec::new(),
             run_head: 0,
             run_shift: 0,
-            buckets: std::array::from_fn(|_| Vec::new()),
+            narrow: std::array::from_fn(|_| Vec::new()),
+            wide: std::array::from_fn(|_| Vec::new()),
             min: [(u64::MAX, None); NB],
             nonempty: 0,
         }
@@ -77,7 +112,11 @@ impl<E: Copy> RadixQueue<E> {
             if t < self.min[b].0 {
                 self.min[b] = (t, Some(e));
             }
-            self.buckets[b].push((t, e));
+            if b <= NARROW {
+                self.narrow[b].push(pack(t, e));
+            } else {
+                self.wide[b].push((t, e));
+            }
             self.nonempty |= 1 << (b - 1);
         }
     }
@@ -138,11 +177,23 @@ impl<E: Copy> RadixQueue<E> {
         self.min[i] = (u64::MAX, None);
         self.nonempty &= !(1 << (i - 1));
     }
+    /// The number of entries in bucket `i`.
+    #[inline(always)]
+    fn bucket_len(&self, i: usize) -> usize {
+        if i <= NARROW {
+            self.narrow[i].len()
+        } else {
+            self.wide[i].len()
+        }
+    }
     /// Take the lowest non-empty bucket, `i`, which holds two entries or more, into the run:
     /// sorted, when it holds at most `SORT_MAX`; else spread over the buckets below, the run
     /// taking the entries at its minimum time. Requires the run empty.
     fn refill(&mut self, i: usize) {
-        let mut v = std::mem::take(&mut self.buckets[i]);
+        if i > NARROW {
+            return self.refill_wide(i);
+        }
+        let mut v = std::mem::take(&mut self.narrow[i]);
         self.take_lowest(i);
         // The run is already empty and read from its start (`pop_until` clears it when read to
         // the end); saying so lets the compiler drop its length checks below (without these two
@@ -150,66 +201,95 @@ impl<E: Copy> RadixQueue<E> {
         debug_assert!(self.run.is_empty() && self.run_head == 0);
         self.run.clear();
         self.run_head = 0;
+        // Every entry here, and below, agrees with `last` from bit 32 on.
+        let high = self.last & !LOW;
         if v.len() <= SORT_MAX {
             // The bucket's entries agree with `last` from bit i-1 up; no bucket below holds
             // anything.
             self.run_shift = i as u32 - 1;
-            self.run.extend_from_slice(&v);
+            self.run
+                .extend(v.iter().map(|&n| (high | n >> 32, E::from_bits(n as u32))));
             // Stable: FIFO among equal times.
             self.run.sort_by_key(|x| x.0);
             v.clear();
-            self.buckets[i] = v;
+            self.narrow[i] = v;
             return;
         }
         self.run_shift = 0;
-        // `put`, with no call in the loop that moves: a full bucket ends the loop, is grown
-        // outside it, and the loop resumes. (With a call to grow in it, the last time, the
-        // bitmap and the entry being moved went through memory on every move: LS2048 at 1 ms
-        // took 1.5% more instructions.)
-        let last = self.last;
-        let mut nonempty = self.nonempty;
-        let (run, buckets, min) = (&mut self.run, &mut self.buckets, &mut self.min);
+        // A move keeps the packed entry as it is. The entries at the new `last` (x = 0) go to
+        // `narrow[0]`, otherwise unused, and from there to the run after the loop: every entry
+        // takes the same path, with no branch and no registers for the run. With no call in
+        // the loop: a full bucket ends it, is grown outside it, and the loop resumes. (With a
+        // call to grow in it, the last time, the bitmap and the entry being moved went through
+        // memory on every move: LS2048 at 1 ms took 1.5% more instructions.)
+        // An entry's bucket is one more than the highest bit in which its time's low half
+        // differs from `last`'s, 0 where they agree: with both in the top half, the highest set
+        // bit of their difference shifted down by 31, with bit 0 set (no zero case).
+        let last = (self.last & LOW) << 32;
+        // Bit b set: narrow[b] was given an entry.
+        let mut given = 0u64;
+        let (narrow, min) = (&mut self.narrow, &mut self.min);
         let mut k = 0;
         while k < v.len() {
-            for &(t, e) in &v[k..] {
-                let x = t ^ last;
-                let bk = if x == 0 {
-                    &mut *run
-                } else {
-                    let b = x.ilog2() as usize + 1;
-                    if t < min[b].0 {
-                        min[b] = (t, Some(e));
-                    }
-                    nonempty |= 1 << (b - 1);
-                    &mut buckets[b]
-                };
+            for &n in &v[k..] {
+                let b = ((n ^ last) >> 31 | 1).ilog2() as usize;
+                let t = high | n >> 32;
+                // (min[0] is scratch.)
+                if t < min[b].0 {
+                    min[b] = (t, Some(E::from_bits(n as u32)));
+                }
+                given |= 1 << b;
+                let bk = &mut narrow[b];
                 let len = bk.len();
                 if len == bk.capacity() {
                     break;
                 }
                 // SAFETY: `len` is below the capacity.
                 unsafe {
-                    bk.as_mut_ptr().add(len).write((t, e));
+                    bk.as_mut_ptr().add(len).write(n);
                     bk.set_len(len + 1);
                 }
                 k += 1;
             }
             // Entry k's bucket is full. (Its minimum and bit are set already: setting them
             // again when the loop resumes changes nothing.)
-            if let Some(&(t, _)) = v.get(k) {
-                let x = t ^ last;
-                let bk = if x == 0 {
-                    &mut *run
-                } else {
-                    &mut buckets[x.ilog2() as usize + 1]
-                };
-                bk.reserve(1);
+            if let Some(&n) = v.get(k) {
+                narrow[((n ^ last) >> 31 | 1).ilog2() as usize].reserve(1);
             }
         }
-        self.nonempty = nonempty;
+        self.nonempty |= given >> 1;
+        if given & 1 != 0 {
+            let t = self.last;
+            self.run
+                .extend(self.narrow[0].iter().map(|&n| (t, E::from_bits(n as u32))));
+            self.narrow[0].clear();
+            self.min[0] = (u64::MAX, None);
+        }
         v.clear();
         // Every entry went below bucket i, so it is still the empty vector left by `take`.
-        self.buckets[i] = v;
+        self.narrow[i] = v;
+    }
+    /// `refill` for a bucket above `NARROW` (events 4.3 ms or more ahead: rare).
+    #[cold]
+    #[inline(never)]
+    fn refill_wide(&mut self, i: usize) {
+        let mut v = std::mem::take(&mut self.wide[i]);
+        self.take_lowest(i);
+        self.run.clear();
+        self.run_head = 0;
+        if v.len() <= SORT_MAX {
+            self.run_shift = i as u32 - 1;
+            self.run.extend_from_slice(&v);
+            self.run.sort_by_key(|x| x.0);
+        } else {
+            // With `run_shift` 0, the entries at `last` go to the run, in order.
+            self.run_shift = 0;
+            for &(t, e) in &v {
+                self.put(t, e);
+            }
+        }
+        v.clear();
+        self.wide[i] = v;
     }
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
@@ -228,15 +308,19 @@ impl<E: Copy> RadixQueue<E> {
             if self.min[i].0 > horizon {
                 return None;
             }
-            if self.buckets[i].len() == 1 {
+            if self.bucket_len(i) == 1 {
                 // The one entry of the lowest bucket is the next: no redistribution (the
-                // common case when events are spread out in time).
-                let x = self.buckets[i][0];
-                self.buckets[i].clear();
+                // common case when events are spread out in time). It is its minimum.
+                let (t, e) = self.min[i];
+                if i <= NARROW {
+                    self.narrow[i].clear();
+                } else {
+                    self.wide[i].clear();
+                }
                 self.take_lowest(i);
                 self.run_shift = 0;
                 self.len -= 1;
-                return Some(x);
+                return e.map(|e| (t, e));
             }
             self.refill(i);
         }
@@ -283,7 +367,7 @@ impl<E: Copy> RadixQueue<E> {
     }
 }
 
-impl<E: Copy> Default for RadixQueue<E> {
+impl<E: Payload> Default for RadixQueue<E> {
     fn default() -> Self {
         Self::new()
     }
@@ -303,15 +387,33 @@ mod tests {
             let mut rng = Rng::new(seed, 7);
             let mut q = RadixQueue::new();
             let mut reference = std::collections::BTreeSet::new();
-            let mut seq = 0u64;
-            let incs = [0u64, 1, 3, 255, 256, 300, 70_000, 1 << 20, 1 << 24, 1 << 40];
+            let mut seq = 0u32;
+            // Around 2^32 too, where entries change from packed (8 bytes) to whole.
+            let incs = [
+                0u64,
+                1,
+                3,
+                255,
+                256,
+                300,
+                70_000,
+                1 << 20,
+                1 << 24,
+                (1 << 32) - 1,
+                1 << 32,
+                (1 << 32) + 1,
+                1 << 40,
+            ];
             let mut now = 0u64;
             for round in 0..3000 {
                 for _ in 0..burst {
                     let t = now + incs[rng.below(incs.len() as u64) as usize] * (1 + rng.below(3));
+                    // Payloads with their top bits set as well (a packed entry's bucket must
+                    // not depend on them).
                     seq += 1;
-                    q.push(t, seq);
-                    reference.insert((t, seq));
+                    let e = if seq % 2 == 0 { seq } else { u32::MAX - seq };
+                    q.push(t, e);
+                    reference.insert((t, seq, e));
                 }
                 let n = if round % 7 == 0 { burst * 2 } else { burst };
                 for _ in 0..n {
@@ -319,7 +421,7 @@ mod tests {
                     let pt = q.peek_time();
                     let Some((t, e)) = q.pop() else { break };
                     let first = *reference.iter().next().unwrap();
-                    assert_eq!((t, e), first);
+                    assert_eq!((t, e), (first.0, first.2));
                     assert_eq!(peeked, Some(e));
                     assert_eq!(pt, Some(t));
                     reference.remove(&first);
@@ -329,7 +431,7 @@ mod tests {
             }
             while let Some((t, e)) = q.pop() {
                 let first = *reference.iter().next().unwrap();
-                assert_eq!((t, e), first);
+                assert_eq!((t, e), (first.0, first.2));
                 reference.remove(&first);
             }
             assert!(reference.is_empty());
@@ -339,17 +441,18 @@ mod tests {
     #[test]
     fn pop_until_stops_at_the_horizon() {
         let mut q = RadixQueue::new();
-        for (t, e) in [(5u64, 'a'), (5, 'b'), (1 << 30, 'c')] {
+        let [a, b, c, d] = [1u32, 2, 3, 4];
+        for (t, e) in [(5u64, a), (5, b), (1 << 30, c)] {
             q.push(t, e);
         }
         assert_eq!(q.pop_until(4), None);
-        assert_eq!(q.pop_until(5), Some((5, 'a')));
-        assert_eq!(q.pop_until(5), Some((5, 'b')));
+        assert_eq!(q.pop_until(5), Some((5, a)));
+        assert_eq!(q.pop_until(5), Some((5, b)));
         assert_eq!(q.pop_until(1 << 29), None);
         // Nothing moved: an earlier push still comes first.
-        q.push(6, 'd');
-        assert_eq!(q.pop(), Some((6, 'd')));
-        assert_eq!(q.pop(), Some((1 << 30, 'c')));
+        q.push(6, d);
+        assert_eq!(q.pop(), Some((6, d)));
+        assert_eq!(q.pop(), Some((1 << 30, c)));
         assert_eq!(q.pop(), None);
     }
 
@@ -358,7 +461,7 @@ mod tests {
         let mut q = RadixQueue::new();
         let base = 1u64 << 40;
         let mut reference = std::collections::BTreeSet::new();
-        for (t, e) in [(base, 0u64), (base + 3, 1)] {
+        for (t, e) in [(base, 0u32), (base + 3, 1)] {
             q.push(t, e);
             reference.insert((t, e));
         }
@@ -370,8 +473,8 @@ mod tests {
         // before the run's last entry.
         for k in 0..1000u64 {
             let t = base + 10 + (1000 - k / 2) * 100;
-            q.push(t, 2 + k);
-            reference.insert((t, 2 + k));
+            q.push(t, 2 + k as u32);
+            reference.insert((t, 2 + k as u32));
             assert!(q.run.len() - q.run_head <= RUN_MAX + 1);
         }
         assert_eq!(q.run_shift, 0);

@@ -16,6 +16,9 @@ use crate::mem::{advise_huge_pages, HUGE_PAGE_BYTES};
 use crate::units::Time;
 
 pub type PktId = u32;
+/// At most this many packets exist at once: an event names its packet in 30 bits
+/// (`sim::PackedEv`). 2^30 packets would take 128 GiB.
+pub const MAX_PACKETS: u32 = 1 << 30;
 
 pub const ETH_HDR: u32 = 14;
 pub const ETH_FCS: u32 = 4;
@@ -95,7 +98,11 @@ pub struct Packet {
     /// Switch hops so far (a guard against loops).
     pub hops: u8,
     pub overlay: Overlay,
-    // ---- second cache line: transport ----
+    /// The link the packet is on, set when a port accepts it: the event of its arrival names
+    /// only the packet (`sim::PackedEv`).
+    pub link: u32,
+    // ---- transport (the connection and payload end the first line; the rest is the
+    // second, read only at the endpoints) ----
     /// Connection (TCP endpoint pair) index.
     pub conn: u32,
     /// TCP payload bytes.
@@ -163,7 +170,13 @@ impl Arena {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let cap = (2 * self.slots.capacity()).max(HUGE_PAGE_BYTES / std::mem::size_of::<Packet>());
+        assert!(
+            self.slots.len() < MAX_PACKETS as usize,
+            "more than 2^30 packets in flight at once"
+        );
+        let cap = (2 * self.slots.capacity())
+            .max(HUGE_PAGE_BYTES / std::mem::size_of::<Packet>())
+            .min(MAX_PACKETS as usize);
         let mut slots = Vec::with_capacity(cap);
         advise_huge_pages(
             slots.as_ptr() as *const u8,
@@ -216,6 +229,10 @@ mod tests {
         // the 28-byte network header, 52 of the first line's 64.
         assert_eq!(std::mem::size_of::<Overlay>(), 24);
         assert_eq!(end_of_overlay - base, 52);
+        // The link the packet is on, read at every arrival, and what the first prefetch of a
+        // host's arrival reads (the connection), in the first line too.
+        assert!(&p.link as *const u32 as usize + 4 - base <= 64);
+        assert!(&p.conn as *const u32 as usize + 4 - base <= 64);
     }
 
     #[test]

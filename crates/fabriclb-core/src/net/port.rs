@@ -79,6 +79,8 @@ pub struct Port {
     has_hist: bool,
     /// `loss > 0`.
     lossy: bool,
+    /// The link ends at a host (set by whoever builds the world; the port does not use it).
+    pub to_host: bool,
     /// End time of the oldest packet not fully sent (`Time::MAX`: none); its bytes are
     /// `head_bytes`.
     head_end: Time,
@@ -130,6 +132,7 @@ impl Port {
             up: true,
             has_hist: false,
             lossy: false,
+            to_host: false,
             head_end: Time::MAX,
             free_at: 0,
             q_bytes: 0,

@@ -5,7 +5,7 @@
 use super::fabric::{LinkRt, PoolLink, PoolRt};
 use super::failures::{LinkAction, LinkChange};
 use super::measure::PathTrace;
-use super::{Counters, Ev, Sim, TraceRows, KIND0, LARGE_WORLD_PORT_BYTES};
+use super::{Counters, Ev, Later, Sim, TraceRows, LARGE_WORLD_PORT_BYTES, UNPREDICTED};
 use crate::engine::EventQueue;
 use crate::error::Error;
 use crate::host::Hosts;
@@ -43,6 +43,9 @@ impl Sim {
                 }
             })
             .collect();
+        for (p, l) in ports.iter_mut().zip(&g.links) {
+            p.to_host = g.is_host(l.to);
+        }
         let nominal_rate = g.links.iter().map(|l| l.rate_bps).collect();
         let check = sc.measure.check_invariants;
 
@@ -221,14 +224,15 @@ impl Sim {
         );
         let n_links = g.links.len();
         let n_nodes = g.nodes.len();
-        if n_links >= KIND0 as usize {
+        if n_links >= UNPREDICTED as usize {
             return Err(Error::config(
                 "topology",
-                format!("{n_links} links: at most {} are supported", KIND0 - 1),
+                format!("{n_links} links: at most {} are supported", UNPREDICTED - 1),
             ));
         }
         let mut sim = Sim {
             q: EventQueue::new(),
+            later: Later::default(),
             routes: Routes::default(),
             nominal_rate,
             link_up: vec![true; n_links],

@@ -3,7 +3,7 @@
 //! packet arena and the scheme's balancer; hands packets that reach a host to `endpoints`. May not
 //! touch the host layer or TCP state.
 
-use super::{Ev, Sim};
+use super::Sim;
 use crate::lb::{hooks, OverlayMode};
 use crate::net::packet::{flags, Packet, PktId, OVERLAY_HDR};
 use crate::net::port::Enqueue;
@@ -206,7 +206,7 @@ impl Sim {
                 }
                 let over =
                     (port.q_bytes > port.cap_bytes).then_some((port.q_bytes, port.cap_bytes));
-                let epoch = port.epoch;
+                let (epoch, to_host) = (port.epoch, port.to_host);
                 let corrupt = port.corrupts(|| self.loss_rng.f64());
                 let arrive = end + port.delay_ps;
                 if let Some((q, cap)) = over {
@@ -220,7 +220,8 @@ impl Sim {
                     p.flags |= flags::CORRUPT;
                 }
                 p.link_epoch = epoch;
-                self.schedule(arrive, Ev::Arrive { pkt: id, link });
+                p.link = link;
+                self.schedule_arrival(arrive, id, link, to_host);
                 Some(end)
             }
             Enqueue::Dropped => {
@@ -246,13 +247,13 @@ impl Sim {
     }
 
     #[inline]
-    pub(super) fn arrive(&mut self, now: Time, id: PktId, link: u32) {
-        let li = link as usize;
+    pub(super) fn arrive(&mut self, now: Time, id: PktId) {
         self.c.hops += 1;
-        let (wire, epoch, corrupt) = {
+        let (wire, epoch, corrupt, link) = {
             let p = self.arena.get(id);
-            (p.wire_bytes(), p.link_epoch, p.is(flags::CORRUPT))
+            (p.wire_bytes(), p.link_epoch, p.is(flags::CORRUPT), p.link)
         };
+        let li = link as usize;
         let LinkRt { to, epoch: current } = self.links_rt[li];
         if epoch != current {
             // The link failed while the packet was queued or on the wire.

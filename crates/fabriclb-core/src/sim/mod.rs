@@ -38,7 +38,7 @@ use crate::error::Error;
 use crate::host::{Hosts, NetRef, TimerKind};
 use crate::lb::{Balancer, OverlayMode};
 use crate::net::dre::DreParams;
-use crate::net::packet::{flags, Arena, Packet, PktId};
+use crate::net::packet::{flags, Arena, Packet, PktId, MAX_PACKETS};
 use crate::net::port::{Port, PortMark};
 use crate::net::routing::Routes;
 use crate::net::topology::Graph;
@@ -106,7 +106,7 @@ pub struct RunOptions<'a> {
 pub(crate) const LARGE_WORLD_PORT_BYTES: usize = 1 << 20;
 
 /// `Sim::predicted_after`'s port when there is no prediction (no link has this id: link ids
-/// stay below `KIND0`).
+/// stay below it, checked when the world is built).
 const UNPREDICTED: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,76 +149,82 @@ pub(crate) enum Ev {
     },
 }
 
-/// An event packed into 8 bytes, so that a pending entry is 16 bytes (the event set is
-/// memory-bound at scale). High half: the link of an `Arrive`, or `KIND0 + kind` for the other
-/// events; low half: the packet, connection or index. Link ids stay below `KIND0` (checked when
-/// the world is built).
+/// An event packed into 4 bytes, so that most pending entries are 8 (`engine::radix`; the
+/// event set is memory-bound at scale). Bit 31 clear: a packet's arrival, the packet in the
+/// low 30 bits (its link is in the packet: `Packet::link`) and bit 30 set when the link ends
+/// at a host (the first prefetch stage then loads the packet's transport line too, before the
+/// packet is read). Bit 31 set: any other event, kept in `Sim::later` at the slot in the low
+/// 31 bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct PackedEv(u64);
+pub(crate) struct PackedEv(u32);
 
-const KIND0: u32 = u32::MAX - 15;
-
-impl From<Ev> for PackedEv {
-    #[inline]
-    fn from(ev: Ev) -> PackedEv {
-        let (hi, lo) = match ev {
-            Ev::Arrive { pkt, link } => (link, pkt),
-            Ev::Flow => (KIND0, 0),
-            Ev::Rto { conn } => (KIND0 + 1, conn),
-            Ev::DelAck { conn } => (KIND0 + 2, conn),
-            Ev::AppWake { conn } => (KIND0 + 3, conn),
-            Ev::Link { idx } => (KIND0 + 4, idx),
-            Ev::Reroute => (KIND0 + 5, 0),
-            Ev::Window => (KIND0 + 6, 0),
-            Ev::Trace => (KIND0 + 7, 0),
-            Ev::Mark { which } => (KIND0 + 8, which as u32),
-            Ev::Shim { host } => (KIND0 + 9, host),
-            Ev::Stop { flow } => (KIND0 + 10, flow),
-            Ev::Cbr { flow } => (KIND0 + 11, flow),
-            Ev::Job { pipe } => (KIND0 + 12, pipe),
-        };
-        PackedEv((hi as u64) << 32 | lo as u64)
-    }
-}
+const LATER: u32 = 1 << 31;
+const TO_HOST: u32 = 1 << 30;
+const _: () = assert!(MAX_PACKETS <= TO_HOST);
 
 impl PackedEv {
-    /// The packet and link of an `Arrive` (one comparison: the hot loop and the prefetches
-    /// ask this of every event), `None` for the other kinds.
     #[inline(always)]
-    fn arrival(self) -> Option<(PktId, u32)> {
-        let hi = (self.0 >> 32) as u32;
-        (hi < KIND0).then_some((self.0 as u32, hi))
+    fn arrive(pkt: PktId, to_host: bool) -> PackedEv {
+        debug_assert!(pkt < MAX_PACKETS);
+        PackedEv(pkt | if to_host { TO_HOST } else { 0 })
+    }
+    /// The packet of an `Arrive`, and whether its link ends at a host (one comparison: the hot
+    /// loop and the prefetches ask this of every event); `None` for the other kinds.
+    #[inline(always)]
+    fn arrival(self) -> Option<(PktId, bool)> {
+        (self.0 & LATER == 0).then_some((self.0 & (TO_HOST - 1), self.0 & TO_HOST != 0))
     }
 }
 
-impl From<PackedEv> for Ev {
-    #[inline]
-    fn from(p: PackedEv) -> Ev {
-        if let Some((pkt, link)) = p.arrival() {
-            return Ev::Arrive { pkt, link };
-        }
-        let (hi, lo) = ((p.0 >> 32) as u32, p.0 as u32);
-        match hi - KIND0 {
-            0 => Ev::Flow,
-            1 => Ev::Rto { conn: lo },
-            2 => Ev::DelAck { conn: lo },
-            3 => Ev::AppWake { conn: lo },
-            4 => Ev::Link { idx: lo },
-            5 => Ev::Reroute,
-            6 => Ev::Window,
-            7 => Ev::Trace,
-            8 => Ev::Mark { which: lo as u8 },
-            9 => Ev::Shim { host: lo },
-            10 => Ev::Stop { flow: lo },
-            11 => Ev::Cbr { flow: lo },
-            _ => Ev::Job { pipe: lo },
-        }
+impl crate::engine::Payload for PackedEv {
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self.0
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        PackedEv(bits)
+    }
+}
+
+/// The events other than arrivals while they are pending (a small share: timers, flows,
+/// measurements), in slots that are reused.
+#[derive(Default)]
+struct Later {
+    evs: Vec<Ev>,
+    free: Vec<u32>,
+}
+
+impl Later {
+    fn put(&mut self, ev: Ev) -> PackedEv {
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.evs[i as usize] = ev;
+                i
+            }
+            None => {
+                self.evs.push(ev);
+                self.evs.len() as u32 - 1
+            }
+        };
+        assert!(
+            slot < LATER,
+            "more than 2^31 timers and other events pending"
+        );
+        PackedEv(LATER | slot)
+    }
+    fn take(&mut self, p: PackedEv) -> Ev {
+        let slot = p.0 & !LATER;
+        self.free.push(slot);
+        self.evs[slot as usize]
     }
 }
 
 pub struct Sim {
     pub(crate) sc: Scenario,
     q: EventQueue<PackedEv>,
+    /// The pending events other than arrivals (`PackedEv`).
+    later: Later,
     pub(crate) g: Graph,
     pub(crate) routes: Routes,
     pub(crate) ports: Vec<Port>,
@@ -297,7 +303,30 @@ impl Sim {
     /// the common path inlines into its callers without the formatting's register saves.
     #[inline(always)]
     fn schedule(&mut self, t: Time, ev: Ev) {
-        if !self.q.push(t, ev.into()) {
+        let p = match ev {
+            Ev::Arrive { pkt, link } => {
+                self.arena.get_mut(pkt).link = link;
+                PackedEv::arrive(pkt, self.ports[link as usize].to_host)
+            }
+            _ => self.later.put(ev),
+        };
+        self.push_event(t, p, ev);
+    }
+
+    /// Schedule the arrival of packet `pkt` over `link` at `t` (the packet's `link` already
+    /// set; `to_host`: the link ends at a host).
+    #[inline(always)]
+    fn schedule_arrival(&mut self, t: Time, pkt: PktId, link: u32, to_host: bool) {
+        let p = PackedEv::arrive(pkt, to_host);
+        self.push_event(t, p, Ev::Arrive { pkt, link });
+    }
+
+    #[inline(always)]
+    fn push_event(&mut self, t: Time, p: PackedEv, ev: Ev) {
+        if !self.q.push(t, p) {
+            if p.arrival().is_none() {
+                self.later.take(p);
+            }
             self.scheduled_in_past(t, ev);
         }
     }
@@ -345,10 +374,11 @@ impl Sim {
             // Packet arrivals (nearly every event) go straight to the datapath; the rest to
             // `dispatch`, out of line.
             let arrival = ev.arrival();
-            if let Some((pkt, link)) = arrival {
-                self.arrive(t, pkt, link);
+            if let Some((pkt, _)) = arrival {
+                self.arrive(t, pkt);
             } else {
-                self.dispatch(t, Ev::from(ev));
+                let ev = self.later.take(ev);
+                self.dispatch(t, ev);
             }
             self.prefetch_next_out(arrival.is_some());
             if self.c.events >= next_check {
@@ -440,21 +470,12 @@ impl Sim {
     #[inline]
     fn prefetch_next(&self) {
         let n = if self.q.lookahead() { LOOKAHEAD - 1 } else { 0 };
-        if let Some((pkt, link)) = self.q.peek_ready(n).and_then(|e| e.arrival()) {
-            // The packet's network line (and its transport line at a host), and when DREs
-            // are kept, what `arrive` reads of the port: the delay in the first line, the DRE
-            // in the second. (Each prefetch holds a fill buffer: fetch no more than needed.)
-            let Some(rt) = self.links_rt.get(link as usize) else {
-                return;
-            };
+        if let Some((pkt, to_host)) = self.q.peek_ready(n).and_then(|e| e.arrival()) {
+            // The packet's network line (and its transport line at a host). (Each prefetch
+            // holds a fill buffer: fetch no more than needed.)
             let p = self.arena.slot_ptr(pkt) as *const u8;
             prefetch(p);
-            if self.g.is_host(rt.to) {
-                prefetch(p.wrapping_add(64));
-            }
-            if self.track_dre {
-                let p = &self.ports[link as usize] as *const Port as *const u8;
-                prefetch(p);
+            if to_host {
                 prefetch(p.wrapping_add(64));
             }
         }
@@ -476,7 +497,8 @@ impl Sim {
             return;
         }
         let before = self.predicted_after.take();
-        if let Some((pkt, link)) = self.q.peek_ready(0).and_then(|e| e.arrival()) {
+        if let Some((pkt, _)) = self.q.peek_ready(0).and_then(|e| e.arrival()) {
+            let link = self.arena.get(pkt).link;
             let sw = self.links_rt[link as usize].to;
             let out = match before {
                 Some((p, l, out)) if after_arrival && p == pkt && l == link => {
@@ -492,7 +514,8 @@ impl Sim {
                 }
             }
         }
-        if let Some((pkt, link)) = self.q.peek_ready(1).and_then(|e| e.arrival()) {
+        if let Some((pkt, _)) = self.q.peek_ready(1).and_then(|e| e.arrival()) {
+            let link = self.arena.get(pkt).link;
             match self.prefetch_out(pkt, link) {
                 Some(out) => self.predicted_after = Some((pkt, link, out)),
                 // Under switch hooks a missing prediction (a host, or a choice: never
@@ -508,9 +531,10 @@ impl Sim {
     /// host its connection.
     #[inline]
     fn predict_next(&mut self) {
-        let Some((pkt, link)) = self.q.peek_ready(0).and_then(|e| e.arrival()) else {
+        let Some((pkt, _)) = self.q.peek_ready(0).and_then(|e| e.arrival()) else {
             return;
         };
+        let link = self.arena.get(pkt).link;
         if let Some(out) = self.prefetch_out(pkt, link) {
             self.predicted = Some((pkt, link, out));
         }
@@ -525,6 +549,13 @@ impl Sim {
     fn prefetch_out(&self, pkt: PktId, link: u32) -> Option<u32> {
         let sw = self.links_rt[link as usize].to;
         let pk = self.arena.get(pkt);
+        if self.track_dre {
+            // What `arrive` reads of the port: the delay in the first line, the DRE in the
+            // second.
+            let p = &self.ports[link as usize] as *const Port as *const u8;
+            prefetch(p);
+            prefetch(p.wrapping_add(64));
+        }
         if self.g.is_host(sw) {
             self.prefetch_conn(pk);
             // Almost every arrival at a host makes it send (an ACK, or data on an ACK): its
@@ -589,7 +620,7 @@ impl Sim {
     #[inline(never)]
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
-            Ev::Arrive { pkt, link } => self.arrive(now, pkt, link),
+            Ev::Arrive { pkt, .. } => self.arrive(now, pkt),
             Ev::Rto { conn } => self.host_timer(now, TimerKind::Rto, conn),
             Ev::DelAck { conn } => self.host_timer(now, TimerKind::DelAck, conn),
             Ev::AppWake { conn } => self.host_timer(now, TimerKind::AppWake, conn),
@@ -821,14 +852,19 @@ mod tests {
     }
 
     #[test]
-    fn events_pack_into_eight_bytes_and_back() {
-        let max = KIND0 - 1;
-        let cases = [
-            Ev::Arrive { pkt: 0, link: 0 },
-            Ev::Arrive {
-                pkt: u32::MAX,
-                link: max,
-            },
+    fn events_pack_into_four_bytes_and_back() {
+        // Arrivals: the packet and whether the link ends at a host, at the ends of the range.
+        for (pkt, to_host) in [
+            (0, false),
+            (0, true),
+            (MAX_PACKETS - 1, false),
+            (MAX_PACKETS - 1, true),
+        ] {
+            let p = PackedEv::arrive(pkt, to_host);
+            assert_eq!(p.arrival(), Some((pkt, to_host)));
+        }
+        // The others go through their slab and come back whole; slots are reused.
+        let others = [
             Ev::Flow,
             Ev::Rto { conn: 7 },
             Ev::DelAck { conn: u32::MAX },
@@ -843,15 +879,15 @@ mod tests {
             Ev::Cbr { flow: u32::MAX },
             Ev::Job { pipe: u32::MAX },
         ];
-        for ev in cases {
-            let p = PackedEv::from(ev);
-            assert_eq!(Ev::from(p), ev);
-            let arrival = match ev {
-                Ev::Arrive { pkt, link } => Some((pkt, link)),
-                _ => None,
-            };
-            assert_eq!(p.arrival(), arrival, "{ev:?}");
+        let mut later = Later::default();
+        let packed: Vec<PackedEv> = others.iter().map(|&ev| later.put(ev)).collect();
+        for (p, ev) in packed.iter().zip(others) {
+            assert_eq!(p.arrival(), None, "{ev:?}");
+            assert_eq!(later.take(*p), ev);
         }
-        assert_eq!(std::mem::size_of::<PackedEv>(), 8);
+        let again = later.put(Ev::Flow);
+        assert!(packed.contains(&again));
+        assert_eq!(later.evs.len(), others.len());
+        assert_eq!(std::mem::size_of::<PackedEv>(), 4);
     }
 }
