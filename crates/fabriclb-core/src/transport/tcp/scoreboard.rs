@@ -117,6 +117,10 @@ impl Conn {
     /// Take an ACK's SACK blocks into the scoreboard (a D-SACK block is not one of them).
     pub(super) fn merge_sacks(&mut self, pk: &Packet, p: &TcpParams) {
         let skip = if pk.is(flags::DSACK) { 1 } else { 0 };
+        if self.sacked.is_empty() && pk.sack[skip..].iter().all(|&(a, b)| b <= a) {
+            // Nothing SACKed, before or now (most ACKs): nothing to merge or trim.
+            return;
+        }
         let adaptive = p.max_reordering > super::DUPTHRESH;
         let prior_high = self.high_sacked();
         for &(a, b) in &pk.sack[skip..] {
