@@ -464,9 +464,9 @@ impl Sim {
     /// next events. Without the queue's look-ahead window: the next event's packet here, its
     /// port or connection after this event (`prefetch_next_out`). With it (large worlds, see
     /// `build`), in stages, each reading only what an earlier one brought in, since one event
-    /// is too short to hide a miss there: the packet `LOOKAHEAD` events ahead (here); two
-    /// events ahead, the port it will take or the connection it is for; one event ahead, the
-    /// port's oldest waiting packet.
+    /// is too short to hide a miss there: the packet `LOOKAHEAD` events ahead (here: its event
+    /// says whether the transport line is wanted too); two events ahead, the port it will take
+    /// or the connection it is for; one event ahead, the port's oldest waiting packet.
     #[inline]
     fn prefetch_next(&self) {
         let n = if self.q.lookahead() { LOOKAHEAD - 1 } else { 0 };
@@ -540,10 +540,11 @@ impl Sim {
         }
     }
 
-    /// For an arrival of packet `pkt` over `link` whose packet is in cache: at a host, start
-    /// loading its connection and its NIC's port; at a switch, what the scheme will read of its
-    /// own state (`Balancer::prefetch`, only for schemes with switch hooks: the others pay no
-    /// call) and the output port it will take, predicted. Returns the prediction. (Inlined at both
+    /// For an arrival of packet `pkt` over `link` whose packet is in cache: when DREs are kept,
+    /// the lines of the link's port that `arrive` reads; at a host, start loading its
+    /// connection and its NIC's port; at a switch, what the scheme will read of its own state
+    /// (`Balancer::prefetch`, only for schemes with switch hooks: the others pay no call) and
+    /// the output port it will take, predicted. Returns the prediction. (Inlined at both
     /// callers: out of line it cost LS128 3% more instructions.)
     #[inline(always)]
     fn prefetch_out(&self, pkt: PktId, link: u32) -> Option<u32> {
