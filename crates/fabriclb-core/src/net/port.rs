@@ -79,7 +79,8 @@ pub struct Port {
     has_hist: bool,
     /// `loss > 0`.
     lossy: bool,
-    /// The link ends at a host (set by whoever builds the world; the port does not use it).
+    /// The link ends at a host (set by whoever builds the world; the port does not use it):
+    /// in the line an offer reads, where the simulator needs it for the packet's arrival event.
     pub to_host: bool,
     /// End time of the oldest packet not fully sent (`Time::MAX`: none); its bytes are
     /// `head_bytes`.

@@ -299,22 +299,23 @@ impl Sim {
         }
     }
 
-    /// Every packet-hop schedules once: the report of a past time stays out of line, so that
-    /// the common path inlines into its callers without the formatting's register saves.
-    #[inline(always)]
+    /// Schedule `ev` at `t` (a packet's arrival through `schedule_arrival`, as `transmit`
+    /// schedules every packet-hop).
+    #[inline]
     fn schedule(&mut self, t: Time, ev: Ev) {
-        let p = match ev {
-            Ev::Arrive { pkt, link } => {
-                self.arena.get_mut(pkt).link = link;
-                PackedEv::arrive(pkt, self.ports[link as usize].to_host)
-            }
-            _ => self.later.put(ev),
-        };
+        if let Ev::Arrive { pkt, link } = ev {
+            self.arena.get_mut(pkt).link = link;
+            let to_host = self.ports[link as usize].to_host;
+            return self.schedule_arrival(t, pkt, link, to_host);
+        }
+        let p = self.later.put(ev);
         self.push_event(t, p, ev);
     }
 
     /// Schedule the arrival of packet `pkt` over `link` at `t` (the packet's `link` already
-    /// set; `to_host`: the link ends at a host).
+    /// set; `to_host`: the link ends at a host). Every packet-hop schedules once: the report
+    /// of a past time stays out of line, so that this inlines into `transmit` without the
+    /// formatting's register saves.
     #[inline(always)]
     fn schedule_arrival(&mut self, t: Time, pkt: PktId, link: u32, to_host: bool) {
         let p = PackedEv::arrive(pkt, to_host);
