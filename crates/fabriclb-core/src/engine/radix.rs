@@ -228,15 +228,23 @@ impl<E: Payload> RadixQueue<E> {
         let last = (self.last & LOW) << 32;
         // Bit b set: narrow[b] was given an entry.
         let mut given = 0u64;
-        let (narrow, min) = (&mut self.narrow, &mut self.min);
+        // Per bucket b >= 1, its earliest entry so far: `mk` the last packed value before its
+        // time (its time's low half << 32, less one) and `mp` its payload. An entry's time is
+        // then strictly earlier exactly when the entry is at most `mk`, so a move compares
+        // packed entries and rebuilds no time (5 instructions a move less, 3% of LS2048's).
+        // `u64::MAX` while the bucket is empty: every entry is at most that. An entry here has
+        // a time's low half above `last`'s, so at least 1: `mk` never wraps. (Index 0 is
+        // scratch, its entries at `last`: there it may.)
+        let mut mk = [u64::MAX; NARROW + 1];
+        let mut mp = [0u32; NARROW + 1];
+        let narrow = &mut self.narrow;
         let mut k = 0;
         while k < v.len() {
             for &n in &v[k..] {
                 let b = ((n ^ last) >> 31 | 1).ilog2() as usize;
-                let t = high | n >> 32;
-                // (min[0] is scratch.)
-                if t < min[b].0 {
-                    min[b] = (t, Some(E::from_bits(n as u32)));
+                if n <= mk[b] {
+                    mk[b] = (n & !LOW).wrapping_sub(1);
+                    mp[b] = n as u32;
                 }
                 given |= 1 << b;
                 let bk = &mut narrow[b];
@@ -258,12 +266,17 @@ impl<E: Payload> RadixQueue<E> {
             }
         }
         self.nonempty |= given >> 1;
+        let mut rest = given & !1;
+        while rest != 0 {
+            let b = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            self.min[b] = (high | (mk[b] + 1) >> 32, Some(E::from_bits(mp[b])));
+        }
         if given & 1 != 0 {
             let t = self.last;
             self.run
                 .extend(self.narrow[0].iter().map(|&n| (t, E::from_bits(n as u32))));
             self.narrow[0].clear();
-            self.min[0] = (u64::MAX, None);
         }
         v.clear();
         // Every entry went below bucket i, so it is still the empty vector left by `take`.
@@ -435,6 +448,49 @@ mod tests {
                 reference.remove(&first);
             }
             assert!(reference.is_empty());
+        }
+    }
+
+    /// A spread bucket's minimum is tracked on packed entries: entries whose packed form is
+    /// `u64::MAX` (time's low half and payload all ones), alone in a bucket and among others,
+    /// keep their time order and FIFO ties.
+    #[test]
+    fn entries_packed_to_all_ones_keep_their_order() {
+        let top = (1u64 << 32) - 1;
+        let cases: [&[(u64, u32)]; 3] = [
+            // After the spread from 2^31, the entries at 2^32 - 1 are alone in their bucket.
+            &[(1 << 31, 1), (top, u32::MAX), (top, 3), (top, u32::MAX), ((1 << 31) + 5, 7)],
+            // Equal to `u64::MAX` after entries of the same time, and the reverse.
+            &[(1 << 31, 1), (top, 2), (top, u32::MAX), ((1 << 31) + 1, u32::MAX), (top, 4)],
+            // Only such entries.
+            &[(top, u32::MAX), (top, u32::MAX - 1), (top, u32::MAX)],
+        ];
+        for (c, case) in cases.iter().enumerate() {
+            let mut q = RadixQueue::new();
+            // Repeated past `SORT_MAX`, so that the bucket is spread, not sorted.
+            let rounds = 2 * SORT_MAX;
+            for _ in 0..rounds {
+                for &(t, e) in case.iter() {
+                    q.push(t, e);
+                }
+            }
+            let mut got = vec![];
+            while let Some(peeked) = q.peek_ready().copied() {
+                let (t, e) = q.pop().unwrap();
+                assert_eq!(peeked, e, "case {c}");
+                got.push((t, e));
+            }
+            // By time; within a time, in push order.
+            let mut times: Vec<u64> = case.iter().map(|x| x.0).collect();
+            times.sort();
+            times.dedup();
+            let mut want = vec![];
+            for t in times {
+                for _ in 0..rounds {
+                    want.extend(case.iter().filter(|x| x.0 == t));
+                }
+            }
+            assert_eq!(got, want, "case {c}");
         }
     }
 
