@@ -80,6 +80,10 @@ pub struct RadixQueue<E: Payload> {
     min: [(u64, Option<E>); NB],
     /// Bit i-1 set when buckets[i] is non-empty (i in 1..=64).
     nonempty: u64,
+    /// A spread's minimum of each narrow bucket it fills (see `refill`): `u64::MAX` between
+    /// spreads (kept here, not on the stack, so that a spread initialises nothing).
+    spread_min: [u64; NARROW + 1],
+    spread_payload: [u32; NARROW + 1],
 }
 
 impl<E: Payload> RadixQueue<E> {
@@ -94,6 +98,8 @@ impl<E: Payload> RadixQueue<E> {
             wide: std::array::from_fn(|_| Vec::new()),
             min: [(u64::MAX, None); NB],
             nonempty: 0,
+            spread_min: [u64::MAX; NARROW + 1],
+            spread_payload: [0; NARROW + 1],
         }
     }
     #[inline]
@@ -235,9 +241,11 @@ impl<E: Payload> RadixQueue<E> {
         // `u64::MAX` while the bucket is empty: every entry is at most that. An entry here has
         // a time's low half above `last`'s, so at least 1: `mk` never wraps. (Index 0 is
         // scratch, its entries at `last`: there it may.)
-        let mut mk = [u64::MAX; NARROW + 1];
-        let mut mp = [0u32; NARROW + 1];
-        let narrow = &mut self.narrow;
+        let (narrow, mk, mp) = (
+            &mut self.narrow,
+            &mut self.spread_min,
+            &mut self.spread_payload,
+        );
         let mut k = 0;
         while k < v.len() {
             for &n in &v[k..] {
@@ -270,9 +278,11 @@ impl<E: Payload> RadixQueue<E> {
         while rest != 0 {
             let b = rest.trailing_zeros() as usize;
             rest &= rest - 1;
-            self.min[b] = (high | (mk[b] + 1) >> 32, Some(E::from_bits(mp[b])));
+            let m = std::mem::replace(&mut self.spread_min[b], u64::MAX);
+            self.min[b] = (high | (m + 1) >> 32, Some(E::from_bits(self.spread_payload[b])));
         }
         if given & 1 != 0 {
+            self.spread_min[0] = u64::MAX;
             let t = self.last;
             self.run
                 .extend(self.narrow[0].iter().map(|&n| (t, E::from_bits(n as u32))));
