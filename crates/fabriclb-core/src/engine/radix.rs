@@ -237,7 +237,7 @@ impl<E: Payload> RadixQueue<E> {
         // Per bucket b >= 1, its earliest entry so far: `mk` the last packed value before its
         // time (its time's low half << 32, less one) and `mp` its payload. An entry's time is
         // then strictly earlier exactly when the entry is at most `mk`, so a move compares
-        // packed entries and rebuilds no time (5 instructions a move less, 3% of LS2048's).
+        // packed entries and rebuilds no time (5 instructions a move less: 3.6% of LS2048's).
         // `u64::MAX` while the bucket is empty: every entry is at most that. An entry here has
         // a time's low half above `last`'s, so at least 1: `mk` never wraps. (Index 0 is
         // scratch, its entries at `last`: there it may.)
@@ -279,7 +279,10 @@ impl<E: Payload> RadixQueue<E> {
             let b = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let m = std::mem::replace(&mut self.spread_min[b], u64::MAX);
-            self.min[b] = (high | (m + 1) >> 32, Some(E::from_bits(self.spread_payload[b])));
+            self.min[b] = (
+                high | (m + 1) >> 32,
+                Some(E::from_bits(self.spread_payload[b])),
+            );
         }
         if given & 1 != 0 {
             self.spread_min[0] = u64::MAX;
@@ -469,9 +472,21 @@ mod tests {
         let top = (1u64 << 32) - 1;
         let cases: [&[(u64, u32)]; 3] = [
             // After the spread from 2^31, the entries at 2^32 - 1 are alone in their bucket.
-            &[(1 << 31, 1), (top, u32::MAX), (top, 3), (top, u32::MAX), ((1 << 31) + 5, 7)],
+            &[
+                (1 << 31, 1),
+                (top, u32::MAX),
+                (top, 3),
+                (top, u32::MAX),
+                ((1 << 31) + 5, 7),
+            ],
             // Equal to `u64::MAX` after entries of the same time, and the reverse.
-            &[(1 << 31, 1), (top, 2), (top, u32::MAX), ((1 << 31) + 1, u32::MAX), (top, 4)],
+            &[
+                (1 << 31, 1),
+                (top, 2),
+                (top, u32::MAX),
+                ((1 << 31) + 1, u32::MAX),
+                (top, 4),
+            ],
             // Only such entries.
             &[(top, u32::MAX), (top, u32::MAX - 1), (top, u32::MAX)],
         ];

@@ -115,7 +115,7 @@ impl ExpeditusConfig {
                 let h = clos.hop(l);
                 let mut k = 0;
                 if h.from_tier > h.to_tier && h.to_tier > 0 {
-                    k |= kind::FROM_ABOVE | kind::DOWN;
+                    k |= kind::DOWN;
                     if h.to_tier == 1 {
                         k |= kind::TO_EDGE;
                     }
@@ -149,8 +149,6 @@ mod kind {
     pub const DOWN: u8 = 1;
     /// `DOWN`, into an edge switch, which removes the stamp.
     pub const TO_EDGE: u8 = 2;
-    /// `DOWN` (the arrival side's name for it).
-    pub const FROM_ABOVE: u8 = DOWN;
     /// Between switches, upward: a handshake packet leaving over it may get a header.
     pub const UP: u8 = 4;
 }
@@ -197,7 +195,11 @@ impl Expeditus {
     /// The SCIT entry of uplink `up`, zero once timed out.
     #[inline]
     fn scit(&self, up: u32, now: Time) -> u16 {
-        scit_value(self.scit[self.clos.hop(up).reverse as usize], now, self.scit_timeout)
+        scit_value(
+            self.scit[self.clos.hop(up).reverse as usize],
+            now,
+            self.scit_timeout,
+        )
     }
 
     /// Attach a header of `self.vals` to `pkt`.
@@ -223,7 +225,7 @@ impl Expeditus {
             let local = if stage2 {
                 occupancy(v, up)
             } else {
-                let down = v.g.links[up as usize].reverse;
+                let down = clos.hop(up).reverse;
                 scit_value(scit[down as usize], v.now, *scit_timeout)
             };
             vals.get(i).map_or(u32::MAX, |&h| h as u32 + local as u32)
@@ -302,7 +304,7 @@ impl Balancer for Expeditus {
     fn switch_hooks(&self, _g: &Graph, l: u32) -> u8 {
         // The early returns of the two hooks below: arrivals from above, departures to a switch.
         let k = self.kind[l as usize];
-        let arrival = if k & kind::FROM_ABOVE != 0 {
+        let arrival = if k & kind::DOWN != 0 {
             hooks::ARRIVAL
         } else {
             0
@@ -322,7 +324,7 @@ impl Balancer for Expeditus {
     fn on_arrival(&mut self, v: &mut LbView, sw: u32, in_link: u32, pkt: &mut Packet) {
         debug_assert_eq!(v.g.links[in_link as usize].to, sw);
         let k = self.kind[in_link as usize];
-        if k & kind::FROM_ABOVE == 0 {
+        if k & kind::DOWN == 0 {
             return; // from a host or from below: nothing to learn
         }
         if pkt.overlay.aux_flags & mark::STAMP != 0 {
