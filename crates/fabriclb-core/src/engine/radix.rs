@@ -470,8 +470,9 @@ mod tests {
     #[test]
     fn entries_packed_to_all_ones_keep_their_order() {
         let top = (1u64 << 32) - 1;
-        let cases: [&[(u64, u32)]; 3] = [
-            // After the spread from 2^31, the entries at 2^32 - 1 are alone in their bucket.
+        let cases: [&[(u64, u32)]; 4] = [
+            // After the spread from 2^31, the entries at 2^32 - 1 share their bucket with no
+            // other time.
             &[
                 (1 << 31, 1),
                 (top, u32::MAX),
@@ -487,7 +488,9 @@ mod tests {
                 ((1 << 31) + 1, u32::MAX),
                 (top, 4),
             ],
-            // Only such entries.
+            // A bucket of such entries alone, after the spread from 2^31.
+            &[(1 << 31, 1), (top, u32::MAX)],
+            // Only such entries (all at the minimum: they go to the run).
             &[(top, u32::MAX), (top, u32::MAX - 1), (top, u32::MAX)],
         ];
         for (c, case) in cases.iter().enumerate() {
