@@ -55,6 +55,11 @@ impl Payload for u32 {
 fn pack<E: Payload>(t: u64, e: E) -> u64 {
     t << 32 | e.bits() as u64
 }
+/// A narrow bucket's entry `n` whole again, `high` the high half of its time (`last`'s).
+#[inline(always)]
+fn unpack<E: Payload>(high: u64, n: u64) -> (u64, E) {
+    (high | n >> 32, E::from_bits(n as u32))
+}
 /// A bucket of at most this many entries is sorted into the run when taken, not spread.
 const SORT_MAX: usize = 16;
 /// A push inside a run longer than this spreads the run over the buckets first (see
@@ -81,7 +86,8 @@ pub struct RadixQueue<E: Payload> {
     /// Bit i-1 set when buckets[i] is non-empty (i in 1..=64).
     nonempty: u64,
     /// A spread's minimum of each narrow bucket it fills (see `refill`): `u64::MAX` between
-    /// spreads (kept here, not on the stack, so that a spread initialises nothing).
+    /// spreads, but for the unused index 0 (kept here, not on the stack, so that a spread
+    /// initialises nothing).
     spread_min: [u64; NARROW + 1],
     spread_payload: [u32; NARROW + 1],
 }
@@ -213,8 +219,7 @@ impl<E: Payload> RadixQueue<E> {
             // The bucket's entries agree with `last` from bit i-1 up; no bucket below holds
             // anything.
             self.run_shift = i as u32 - 1;
-            self.run
-                .extend(v.iter().map(|&n| (high | n >> 32, E::from_bits(n as u32))));
+            self.run.extend(v.iter().map(|&n| unpack(high, n)));
             // Stable: FIFO among equal times.
             self.run.sort_by_key(|x| x.0);
             v.clear();
@@ -240,7 +245,7 @@ impl<E: Payload> RadixQueue<E> {
         // packed entries and rebuilds no time (5 instructions a move less: 3.6% of LS2048's).
         // `u64::MAX` while the bucket is empty: every entry is at most that. An entry here has
         // a time's low half above `last`'s, so at least 1: `mk` never wraps. (Index 0 is
-        // scratch, its entries at `last`: there it may.)
+        // scratch, its entries at `last`: there it may, and nothing reads it.)
         let (narrow, mk, mp) = (
             &mut self.narrow,
             &mut self.spread_min,
@@ -285,10 +290,8 @@ impl<E: Payload> RadixQueue<E> {
             );
         }
         if given & 1 != 0 {
-            self.spread_min[0] = u64::MAX;
-            let t = self.last;
             self.run
-                .extend(self.narrow[0].iter().map(|&n| (t, E::from_bits(n as u32))));
+                .extend(self.narrow[0].iter().map(|&n| unpack(high, n)));
             self.narrow[0].clear();
         }
         v.clear();

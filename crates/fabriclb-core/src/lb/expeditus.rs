@@ -181,9 +181,11 @@ fn occupancy(v: &mut LbView, l: u32) -> u16 {
     (v.ports[l as usize].queue_bytes(v.now) / OCC_UNIT_BYTES).min(u16::MAX as u64) as u16
 }
 
-/// A SCIT entry (value, time of the last update) read at `now`.
+/// The SCIT entry of uplink `up` (`scit` is indexed by its reverse, see `Expeditus::scit`)
+/// read at `now`: zero once not updated for `timeout`.
 #[inline]
-fn scit_value((val, t): (u16, Time), now: Time, timeout: Time) -> u16 {
+fn uplink_scit(clos: &Clos, scit: &[(u16, Time)], up: u32, now: Time, timeout: Time) -> u16 {
+    let (val, t) = scit[clos.hop(up).reverse as usize];
     if now.saturating_sub(t) >= timeout {
         0
     } else {
@@ -195,11 +197,7 @@ impl Expeditus {
     /// The SCIT entry of uplink `up`, zero once timed out.
     #[inline]
     fn scit(&self, up: u32, now: Time) -> u16 {
-        scit_value(
-            self.scit[self.clos.hop(up).reverse as usize],
-            now,
-            self.scit_timeout,
-        )
+        uplink_scit(&self.clos, &self.scit, up, now, self.scit_timeout)
     }
 
     /// Attach a header of `self.vals` to `pkt`.
@@ -225,8 +223,7 @@ impl Expeditus {
             let local = if stage2 {
                 occupancy(v, up)
             } else {
-                let down = clos.hop(up).reverse;
-                scit_value(scit[down as usize], v.now, *scit_timeout)
+                uplink_scit(clos, scit, up, v.now, *scit_timeout)
             };
             vals.get(i).map_or(u32::MAX, |&h| h as u32 + local as u32)
         });

@@ -221,7 +221,7 @@ impl Sim {
                 }
                 p.link_epoch = epoch;
                 p.link = link;
-                self.schedule_arrival(arrive, id, link, to_host);
+                self.schedule_arrival(arrive, id, to_host);
                 Some(end)
             }
             Enqueue::Dropped => {

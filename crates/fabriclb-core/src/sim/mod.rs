@@ -3,7 +3,8 @@
 //! (`engine/mod.rs`).
 //!
 //! Event kinds (`run` hands arrivals straight to the datapath; one `match`, `dispatch`, the rest):
-//! - `Arrive { pkt, link }`: the packet's last bit reaches the far end of `link`. Counts one
+//! - an arrival (`PackedEv::arrive`, not an `Ev`: nothing but `transmit` schedules one): the
+//!   packet's last bit reaches the far end of its link (`Packet::link`). Counts one
 //!   packet-hop. At a switch the packet is routed and offered to an output port at once (output
 //!   queueing, no switching delay); at a host it goes to the host layer (`host`).
 //! - TCP timers (`Rto`, `DelAck`, `AppWake`): each connection has at most one pending event per
@@ -109,12 +110,9 @@ pub(crate) const LARGE_WORLD_PORT_BYTES: usize = 1 << 20;
 /// stay below it, checked when the world is built).
 const UNPREDICTED: u32 = u32::MAX;
 
+/// The events other than arrivals (see the module's doc).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ev {
-    Arrive {
-        pkt: PktId,
-        link: u32,
-    },
     Flow,
     Rto {
         conn: u32,
@@ -299,45 +297,43 @@ impl Sim {
         }
     }
 
-    /// Schedule `ev` at `t` (a packet's arrival through `schedule_arrival`, as `transmit`
-    /// schedules every packet-hop).
+    /// Schedule `ev` at `t`.
     #[inline]
     fn schedule(&mut self, t: Time, ev: Ev) {
-        if let Ev::Arrive { pkt, link } = ev {
-            self.arena.get_mut(pkt).link = link;
-            let to_host = self.ports[link as usize].to_host;
-            return self.schedule_arrival(t, pkt, link, to_host);
-        }
         let p = self.later.put(ev);
-        self.push_event(t, p, ev);
+        self.push_event(t, p);
     }
 
-    /// Schedule the arrival of packet `pkt` over `link` at `t` (the packet's `link` already
-    /// set; `to_host`: the link ends at a host). Every packet-hop schedules once: the report
-    /// of a past time stays out of line, so that this inlines into `transmit` without the
-    /// formatting's register saves.
+    /// Schedule the arrival of packet `pkt` at `t` (its `link` already set; `to_host`: the
+    /// link ends at a host). Every packet-hop schedules once: the report of a past time stays
+    /// out of line, so that this inlines into `transmit` without the formatting's register
+    /// saves.
     #[inline(always)]
-    fn schedule_arrival(&mut self, t: Time, pkt: PktId, link: u32, to_host: bool) {
-        let p = PackedEv::arrive(pkt, to_host);
-        self.push_event(t, p, Ev::Arrive { pkt, link });
+    fn schedule_arrival(&mut self, t: Time, pkt: PktId, to_host: bool) {
+        self.push_event(t, PackedEv::arrive(pkt, to_host));
     }
 
     #[inline(always)]
-    fn push_event(&mut self, t: Time, p: PackedEv, ev: Ev) {
+    fn push_event(&mut self, t: Time, p: PackedEv) {
         if !self.q.push(t, p) {
-            if p.arrival().is_none() {
-                self.later.take(p);
-            }
-            self.scheduled_in_past(t, ev);
+            self.scheduled_in_past(t, p);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn scheduled_in_past(&mut self, t: Time, ev: Ev) {
+    fn scheduled_in_past(&mut self, t: Time, p: PackedEv) {
+        let what = match p.arrival() {
+            Some((pkt, _)) => format!(
+                "the arrival of packet {pkt} over link {}",
+                self.arena.get(pkt).link
+            ),
+            // Its slot is freed: the event was not queued.
+            None => format!("event {:?}", self.later.take(p)),
+        };
         let now = self.q.now();
         self.violate(format!(
-            "event {ev:?} scheduled at {t} ps, before the current time {now} ps"
+            "{what} scheduled at {t} ps, before the current time {now} ps"
         ));
     }
 
@@ -617,12 +613,10 @@ impl Sim {
         Ok(())
     }
 
-    /// Every event other than a packet's arrival (`run` hands those to `arrive` itself; the
-    /// match keeps the arm so that it stays whole).
+    /// Every event other than a packet's arrival (`run` hands those to `arrive` itself).
     #[inline(never)]
     fn dispatch(&mut self, now: Time, ev: Ev) {
         match ev {
-            Ev::Arrive { pkt, .. } => self.arrive(now, pkt),
             Ev::Rto { conn } => self.host_timer(now, TimerKind::Rto, conn),
             Ev::DelAck { conn } => self.host_timer(now, TimerKind::DelAck, conn),
             Ev::AppWake { conn } => self.host_timer(now, TimerKind::AppWake, conn),
